@@ -1,0 +1,53 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "Magpie",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Magpie", targets: ["Magpie"]),
+        .executable(name: "magpie", targets: ["magpie"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    ],
+    targets: [
+        // The only C in the project: thin wrappers that turn the codec libraries'
+        // setjmp/longjmp and callback errors into return codes Swift can handle.
+        .target(
+            name: "CImageCodecs",
+            linkerSettings: [
+                .linkedLibrary("jpeg"),
+                .linkedLibrary("png16"),
+                .linkedLibrary("gif"),
+                .linkedLibrary("webp"),
+                .linkedLibrary("webpdemux"),
+                .linkedLibrary("webpmux"),
+                .linkedLibrary("z"),
+            ]
+        ),
+        .target(
+            name: "Magpie",
+            dependencies: [
+                "CImageCodecs",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .executableTarget(
+            name: "magpie",
+            dependencies: [
+                "Magpie",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "MagpieTests",
+            dependencies: [
+                "Magpie",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,13 @@
+// Umbrella header of the C target. Only stdint/stddef types appear in these
+// headers: the codec libraries' own headers stay inside the .c files
+// (jpeglib.h, for one, does not compile without <stdio.h> first).
+#ifndef MAGPIE_CIMAGECODECS_H
+#define MAGPIE_CIMAGECODECS_H
+
+#include "mg_common.h"
+#include "mg_jpeg.h"
+#include "mg_png.h"
+#include "mg_gif.h"
+#include "mg_webp.h"
+
+#endif

@@ -1,0 +1,48 @@
+#ifndef MAGPIE_MG_COMMON_H
+#define MAGPIE_MG_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// Result of every codec call. Swift maps each to a MagpieError reason.
+typedef enum {
+    MG_OK = 0,
+    MG_ERR_CORRUPT = 1,       ///< malformed data; message says what the codec saw
+    MG_ERR_TRUNCATED = 2,     ///< data ends before the image does
+    MG_ERR_TOO_LARGE = 3,     ///< header declares more pixels/bytes than the caller's limit
+    MG_ERR_UNSUPPORTED = 4,   ///< valid file using a feature we do not decode (e.g. 12-bit JPEG)
+    MG_ERR_NO_MEMORY = 5,     ///< allocation failed
+    MG_ERR_ENCODE = 6,        ///< encoder failed
+    MG_ERR_INVALID_ARGUMENT = 7
+} mg_status;
+
+/// Error detail filled by a failing call: the status and the codec's own message.
+typedef struct {
+    int32_t status;
+    char message[240];
+} mg_error;
+
+/// Limits checked against the header before any pixel memory is allocated.
+typedef struct {
+    uint64_t max_pixels;       ///< per frame (canvas) width*height
+    uint64_t max_total_bytes;  ///< all decoded frames, 4 bytes per pixel
+    uint32_t max_frames;
+} mg_limits;
+
+/// A straight-alpha RGBA8 bitmap whose pixels were allocated with malloc.
+/// Ownership passes to the caller, who releases it with mg_free.
+typedef struct {
+    uint8_t *pixels;
+    uint32_t width;
+    uint32_t height;
+} mg_bitmap;
+
+/// A byte buffer allocated with malloc by an encoder; release with mg_free.
+typedef struct {
+    uint8_t *bytes;
+    size_t length;
+} mg_buffer;
+
+void mg_free(void *pointer);
+
+#endif

@@ -1,0 +1,63 @@
+import CImageCodecs
+import Foundation
+
+/// Glue between the C codec wrappers and Swift: limits in, errors and bitmaps out.
+enum CodecBridge {
+    static func limits(_ options: ImageDecodingOptions) -> mg_limits {
+        let l = options.limits
+        return mg_limits(
+            max_pixels: UInt64(max(0, l.maxPixelsPerFrame)),
+            max_total_bytes: UInt64(max(0, l.maxTotalBytes)),
+            max_frames: UInt32(clamping: max(0, l.maxFrameCount)))
+    }
+
+    /// Turns a failed C call's `mg_error` into the matching decoding reason.
+    static func decodingError(_ error: mg_error, format: ImageFormat) -> MagpieError {
+        let message = message(of: error)
+        let reason: MagpieError.DecodingFailureReason
+        switch mg_status(UInt32(error.status)) {
+        case MG_ERR_TRUNCATED: reason = .truncatedData(format, message: message)
+        case MG_ERR_TOO_LARGE: reason = .tooLarge(format, message: message)
+        case MG_ERR_UNSUPPORTED: reason = .unsupportedFormat(format, detail: message)
+        case MG_ERR_NO_MEMORY: reason = .outOfMemory(format, message: message)
+        default: reason = .corruptData(format, message: message.isEmpty ? "decoder failed" : message)
+        }
+        return .decodingFailed(reason: reason)
+    }
+
+    static func encodingError(_ error: mg_error, format: ImageFormat) -> MagpieError {
+        let text = message(of: error)
+        return .encodingFailed(reason: .encoderFailed(format, message: text.isEmpty ? "encoder failed" : text))
+    }
+
+    static func message(of error: mg_error) -> String {
+        withUnsafeBytes(of: error.message) { raw in
+            let bytes = raw.prefix(while: { $0 != 0 })
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    /// Adopts a C bitmap's malloc'd pixels without copying.
+    static func pixels(adopting bitmap: mg_bitmap) -> PixelBuffer {
+        let width = Int(bitmap.width), height = Int(bitmap.height)
+        let storage = PixelStorage(adopting: bitmap.pixels, count: width * height * 4)
+        return PixelBuffer(width: width, height: height, storage: storage)
+    }
+
+    /// Copies an encoder's malloc'd output into `Data` and frees it.
+    static func data(adopting buffer: mg_buffer) -> Data {
+        guard let bytes = buffer.bytes else { return Data() }
+        return Data(bytesNoCopy: bytes, count: buffer.length, deallocator: .free)
+    }
+
+    /// Runs `body` with a pointer to `data`'s bytes (never nil, even for empty data).
+    static func withBytes<R>(of data: Data, _ body: (UnsafePointer<UInt8>, Int) throws -> R) rethrows -> R {
+        try data.withUnsafeBytes { raw in
+            if let base = raw.baseAddress, raw.count > 0 {
+                return try body(base.assumingMemoryBound(to: UInt8.self), raw.count)
+            }
+            var zero: UInt8 = 0
+            return try withUnsafePointer(to: &zero) { try body($0, 0) }
+        }
+    }
+}

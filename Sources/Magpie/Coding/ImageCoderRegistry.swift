@@ -1,0 +1,62 @@
+import Foundation
+import Synchronization
+
+/// The set of coders Magpie decodes and encodes with (SDWebImage's coders manager idea).
+///
+/// Decoding sniffs the format from the bytes and asks the coders, most recently
+/// registered first, which one takes the data; so a registered coder overrides a
+/// built-in one for the same format.
+public final class ImageCoderRegistry: Sendable {
+    private let coders: Mutex<[any ImageCoder]>
+
+    /// The registry used when none is given, holding the built-in JPEG, PNG, GIF and WebP coders.
+    public static let shared = ImageCoderRegistry()
+
+    /// A registry holding `coders`, or the built-in ones when nil.
+    public init(coders: [any ImageCoder]? = nil) {
+        self.coders = Mutex(coders ?? Self.builtInCoders)
+    }
+
+    /// The built-in coders: JPEG, PNG/APNG, GIF, WebP.
+    public static var builtInCoders: [any ImageCoder] {
+        [JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder()]
+    }
+
+    /// Adds `coder`, taking precedence over those already registered.
+    public func register(_ coder: any ImageCoder) {
+        coders.withLock { $0.insert(coder, at: 0) }
+    }
+
+    /// Removes every coder for `format`.
+    public func unregisterCoders(for format: ImageFormat) {
+        coders.withLock { $0.removeAll { $0.format == format } }
+    }
+
+    /// The registered coders, highest precedence first.
+    public var allCoders: [any ImageCoder] { coders.withLock { $0 } }
+
+    /// Decodes `data` with the first coder that accepts it.
+    ///
+    /// - Throws: `MagpieError.decodingFailed` with `.emptyData`, `.unknownFormat`,
+    ///   `.unsupportedFormat` when the format is known but no coder takes it, or the coder's own reason.
+    public func decode(_ data: Data, options: ImageDecodingOptions = .default) throws -> Image {
+        guard !data.isEmpty else { throw MagpieError.decodingFailed(reason: .emptyData) }
+        if let coder = allCoders.first(where: { $0.canDecode(data) }) {
+            return try coder.decode(data, options: options)
+        }
+        let format = ImageFormat(sniffing: data)
+        if format == .unknown {
+            let hex = data.prefix(8).map { String(format: "%02x", $0) }.joined(separator: " ")
+            throw MagpieError.decodingFailed(reason: .unknownFormat(leadingBytes: hex))
+        }
+        throw MagpieError.decodingFailed(reason: .unsupportedFormat(format, detail: "no registered decoder"))
+    }
+
+    /// Encodes `image` as `format` with the first coder that writes it.
+    public func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions = .default) throws -> Data {
+        guard let coder = allCoders.first(where: { $0.format == format && $0.canEncode }) else {
+            throw MagpieError.encodingFailed(reason: .unsupportedFormat(format))
+        }
+        return try coder.encode(image, options: options)
+    }
+}

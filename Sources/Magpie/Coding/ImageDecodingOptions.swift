@@ -1,0 +1,79 @@
+import Foundation
+
+/// How to decode: downsampling target, frames, scale, orientation, and safety limits.
+public struct ImageDecodingOptions: Sendable, Equatable {
+    /// When set, the decoder may reduce resolution while decoding (JPEG DCT scaling,
+    /// WebP scaled decode) but never below what `contentMode` needs to cover this size.
+    /// The result is at least that large; resize afterwards for an exact size.
+    public var targetSize: PixelSize?
+    /// How `targetSize` is covered: `.aspectFit` keeps enough pixels to fit inside it, `.aspectFill` to fill it.
+    public var contentMode: ContentMode
+    /// Decode only the first frame of an animation (faster, less memory).
+    public var onlyFirstFrame: Bool
+    /// The scale given to the decoded image (pixels per point).
+    public var scale: Double
+    /// Apply the EXIF orientation of JPEG and WebP so pixels come out upright. Default true.
+    public var appliesOrientation: Bool
+    /// Limits checked against headers before pixel memory is allocated.
+    public var limits: ImageDecodingLimits
+
+    /// How a target size is covered.
+    public enum ContentMode: String, Sendable, Equatable {
+        /// The whole image fits inside the target (the longer side matches).
+        case aspectFit
+        /// The image covers the whole target (the shorter side matches).
+        case aspectFill
+    }
+
+    /// Options with the given values; the defaults decode everything at full size within the default limits.
+    public init(
+        targetSize: PixelSize? = nil,
+        contentMode: ContentMode = .aspectFit,
+        onlyFirstFrame: Bool = false,
+        scale: Double = 1,
+        appliesOrientation: Bool = true,
+        limits: ImageDecodingLimits = .default
+    ) {
+        self.targetSize = targetSize
+        self.contentMode = contentMode
+        self.onlyFirstFrame = onlyFirstFrame
+        self.scale = scale
+        self.appliesOrientation = appliesOrientation
+        self.limits = limits
+    }
+
+    /// Full-size decode with default limits.
+    public static let `default` = ImageDecodingOptions()
+
+    /// The smallest size, in the orientation of `size`, that still serves `targetSize`;
+    /// nil when no target is set. Never larger than `size`.
+    func requiredSize(forImageOf size: PixelSize) -> PixelSize? {
+        guard let target = targetSize, target.width > 0, target.height > 0 else { return nil }
+        let sx = Double(target.width) / Double(size.width)
+        let sy = Double(target.height) / Double(size.height)
+        let factor = min(1, contentMode == .aspectFit ? min(sx, sy) : max(sx, sy))
+        return PixelSize(
+            width: max(1, Int((Double(size.width) * factor).rounded(.up))),
+            height: max(1, Int((Double(size.height) * factor).rounded(.up))))
+    }
+}
+
+/// Safety limits against decompression bombs: checked from headers before allocation.
+public struct ImageDecodingLimits: Sendable, Equatable {
+    /// Most pixels a single frame (or animation canvas) may have. Default 100 megapixels.
+    public var maxPixelsPerFrame: Int
+    /// Most bytes all decoded frames together may take (4 per pixel). Default 1 GiB.
+    public var maxTotalBytes: Int
+    /// Most frames an animation may have. Default 10,000.
+    public var maxFrameCount: Int
+
+    /// Creates limits.
+    public init(maxPixelsPerFrame: Int = 100_000_000, maxTotalBytes: Int = 1 << 30, maxFrameCount: Int = 10_000) {
+        self.maxPixelsPerFrame = maxPixelsPerFrame
+        self.maxTotalBytes = maxTotalBytes
+        self.maxFrameCount = maxFrameCount
+    }
+
+    /// 100 megapixels per frame, 1 GiB in all, 10,000 frames.
+    public static let `default` = ImageDecodingLimits()
+}

@@ -1,0 +1,129 @@
+import Foundation
+
+/// The one error type of Magpie. Each case carries a nested reason with the
+/// context needed to act on it: which format, which codec message, which limit.
+public enum MagpieError: Error, Sendable, CustomStringConvertible {
+    /// Data could not be turned into an image.
+    case decodingFailed(reason: DecodingFailureReason)
+    /// An image could not be turned into data.
+    case encodingFailed(reason: EncodingFailureReason)
+    /// An image could not be built from the given pixels or frames.
+    case imageCreationFailed(reason: ImageCreationFailureReason)
+    /// An image processor could not process its input.
+    case processingFailed(reason: ProcessingFailureReason)
+
+    /// Why decoding failed.
+    public enum DecodingFailureReason: Sendable, Equatable {
+        /// The data has no bytes.
+        case emptyData
+        /// The leading bytes match no known image format; `leadingBytes` shows them in hex.
+        case unknownFormat(leadingBytes: String)
+        /// A recognised format that no registered coder decodes (or a variant such as 12-bit JPEG).
+        case unsupportedFormat(ImageFormat, detail: String?)
+        /// The data is malformed; `message` is the codec's own description.
+        case corruptData(ImageFormat, message: String)
+        /// The data ends before the image does.
+        case truncatedData(ImageFormat, message: String)
+        /// The header declares more than `ImageDecodingLimits` allow; refused before allocating.
+        case tooLarge(ImageFormat, message: String)
+        /// The pixels could not be allocated.
+        case outOfMemory(ImageFormat, message: String)
+    }
+
+    /// Why encoding failed.
+    public enum EncodingFailureReason: Sendable, Equatable {
+        /// No registered coder writes this format.
+        case unsupportedFormat(ImageFormat)
+        /// An option is out of range (for example quality 0).
+        case invalidOption(String)
+        /// The encoder reported an error.
+        case encoderFailed(ImageFormat, message: String)
+    }
+
+    /// Why an image could not be created.
+    public enum ImageCreationFailureReason: Sendable, Equatable {
+        /// Width or height is not positive, or the byte count overflows.
+        case invalidSize(width: Int, height: Int)
+        /// The raw byte count is not `width * height * 4`.
+        case byteCountMismatch(expected: Int, actual: Int)
+        /// An image needs at least one frame.
+        case noFrames
+        /// All frames of an image must share one size.
+        case frameSizeMismatch(expected: PixelSize, actual: PixelSize)
+        /// The pixels could not be allocated.
+        case outOfMemory(bytes: Int)
+    }
+
+    /// Why processing failed.
+    public enum ProcessingFailureReason: Sendable, Equatable {
+        /// The requested output size is not positive.
+        case invalidTargetSize(PixelSize)
+        /// A processor description could not be parsed; `message` says where.
+        case invalidSpecification(String, message: String)
+    }
+
+    public var description: String {
+        switch self {
+        case .decodingFailed(let reason): "decoding failed: \(reason)"
+        case .encodingFailed(let reason): "encoding failed: \(reason)"
+        case .imageCreationFailed(let reason): "image creation failed: \(reason)"
+        case .processingFailed(let reason): "processing failed: \(reason)"
+        }
+    }
+
+    /// The decoding reason, when this is a decoding failure.
+    public var decodingReason: DecodingFailureReason? {
+        if case .decodingFailed(let reason) = self { return reason }
+        return nil
+    }
+}
+
+extension MagpieError: LocalizedError {
+    public var errorDescription: String? { description }
+}
+
+extension MagpieError.DecodingFailureReason: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .emptyData: "empty data"
+        case .unknownFormat(let bytes): "unknown format (not an image; leading bytes \(bytes))"
+        case .unsupportedFormat(let format, let detail):
+            "unsupported format \(format)" + (detail.map { ": \($0)" } ?? "")
+        case .corruptData(let format, let message): "corrupt \(format) data: \(message)"
+        case .truncatedData(let format, let message): "truncated \(format) data: \(message)"
+        case .tooLarge(let format, let message): "\(format) image too large: \(message)"
+        case .outOfMemory(let format, let message): "out of memory decoding \(format): \(message)"
+        }
+    }
+}
+
+extension MagpieError.EncodingFailureReason: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .unsupportedFormat(let format): "no encoder for \(format)"
+        case .invalidOption(let message): "invalid option: \(message)"
+        case .encoderFailed(let format, let message): "\(format) encoder: \(message)"
+        }
+    }
+}
+
+extension MagpieError.ImageCreationFailureReason: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .invalidSize(let w, let h): "invalid size \(w)x\(h)"
+        case .byteCountMismatch(let expected, let actual): "expected \(expected) bytes of RGBA, got \(actual)"
+        case .noFrames: "no frames"
+        case .frameSizeMismatch(let expected, let actual): "frame is \(actual), expected \(expected)"
+        case .outOfMemory(let bytes): "could not allocate \(bytes) bytes"
+        }
+    }
+}
+
+extension MagpieError.ProcessingFailureReason: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .invalidTargetSize(let size): "invalid target size \(size)"
+        case .invalidSpecification(let spec, let message): "invalid processor \"\(spec)\": \(message)"
+        }
+    }
+}
