@@ -3,4 +3,29 @@
 
 #include "mg_common.h"
 
+/// What the JPEG header says, before any pixel is decoded.
+typedef struct {
+    uint32_t width;           ///< stored width (before EXIF orientation)
+    uint32_t height;
+    int32_t components;
+    int32_t is_progressive;
+    int32_t is_arithmetic;
+    int32_t data_precision;   ///< 8 for the JPEGs we decode; 12 is reported as unsupported
+} mg_jpeg_header;
+
+/// Parses markers up to the first scan. No pixel memory is allocated.
+int mg_jpeg_read_header(const uint8_t *data, size_t length, mg_jpeg_header *header, mg_error *err);
+
+/// Decodes to RGBA. When `min_width`/`min_height` are non-zero, libjpeg's DCT scaling
+/// (N/8, N = 1...8) picks the smallest output that is still at least that large, and
+/// `fast` trades a little accuracy (no fancy upsampling) for speed on that path.
+/// `limits` are checked against the stored size before allocation. Truncation and
+/// entropy-data corruption, which libjpeg only warns about, are errors here.
+int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint32_t min_height, int32_t fast,
+                   const mg_limits *limits, mg_bitmap *out, mg_error *err);
+
+/// Encodes RGBA (alpha ignored: flatten first) as a JPEG with quality 1...100.
+int mg_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int32_t quality, int32_t progressive,
+                   mg_buffer *out, mg_error *err);
+
 #endif

@@ -1,8 +1,86 @@
+import CImageCodecs
 import Foundation
+
+/// JPEG coder on libjpeg-turbo: baseline, progressive, arithmetic, greyscale, CMYK/YCCK.
+///
+/// Decoding applies the EXIF orientation (unless `appliesOrientation` is false) and,
+/// with a `targetSize`, uses DCT scaling (N/8) to decode no more pixels than needed.
+/// 12-bit JPEGs are reported as unsupported.
 public struct JPEGCoder: ImageCoder {
+    /// Creates the coder.
     public init() {}
+
     public var format: ImageFormat { .jpeg }
+    public var canEncode: Bool { true }
+
+    /// Reads the stored size and properties from the header without decoding pixels.
+    public func header(of data: Data) throws -> (width: Int, height: Int, isProgressive: Bool) {
+        var header = mg_jpeg_header()
+        var error = mg_error()
+        let status = CodecBridge.withBytes(of: data) { mg_jpeg_read_header($0, $1, &header, &error) }
+        guard status == 0 else { throw CodecBridge.decodingError(error, format: .jpeg) }
+        return (Int(header.width), Int(header.height), header.is_progressive != 0)
+    }
+
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
-        throw MagpieError.decodingFailed(reason: .unsupportedFormat(.jpeg, detail: "not built yet"))
+        let orientation = options.appliesOrientation ? ImageOrientation(jpegData: data) : .up
+        var minimum = PixelSize(width: 0, height: 0)
+        if options.targetSize != nil {
+            let stored = try header(of: data)
+            let display = orientation.swapsDimensions
+                ? PixelSize(width: stored.height, height: stored.width)
+                : PixelSize(width: stored.width, height: stored.height)
+            if let required = options.requiredSize(forImageOf: display) {
+                minimum = orientation.swapsDimensions
+                    ? PixelSize(width: required.height, height: required.width) : required
+            }
+        }
+        var limits = CodecBridge.limits(options)
+        var bitmap = mg_bitmap()
+        var error = mg_error()
+        let status = CodecBridge.withBytes(of: data) {
+            mg_jpeg_decode($0, $1, UInt32(minimum.width), UInt32(minimum.height), 1, &limits, &bitmap, &error)
+        }
+        guard status == 0 else { throw CodecBridge.decodingError(error, format: .jpeg) }
+        let pixels = try orientation.apply(to: CodecBridge.pixels(adopting: bitmap))
+        return Image(pixels: pixels, scale: options.scale, format: .jpeg)
+    }
+
+    public func encode(_ image: Image, options: ImageEncodingOptions) throws -> Data {
+        let quality = try options.validatedQuality()
+        let pixels = image.pixels.isOpaque ? image.pixels : image.pixels.flattened(over: options.background)
+        var buffer = mg_buffer()
+        var error = mg_error()
+        let status = pixels.withUnsafeBytes { raw in
+            mg_jpeg_encode(
+                raw.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt32(pixels.width), UInt32(pixels.height),
+                quality, options.progressive ? 1 : 0, &buffer, &error)
+        }
+        guard status == 0 else { throw CodecBridge.encodingError(error, format: .jpeg) }
+        return CodecBridge.data(adopting: buffer)
+    }
+}
+
+extension PixelBuffer {
+    /// The pixels composited over an opaque `background` (for formats without alpha).
+    public func flattened(over background: RGBAColor) -> PixelBuffer {
+        var copy = self
+        let bg = (UInt32(background.red), UInt32(background.green), UInt32(background.blue))
+        copy.withUnsafeMutableBytes { raw in
+            let p = raw.bindMemory(to: UInt8.self)
+            var i = 0
+            while i < p.count {
+                let a = UInt32(p[i + 3])
+                if a != 255 {
+                    let inv = 255 - a
+                    p[i] = UInt8((UInt32(p[i]) * a + bg.0 * inv + 127) / 255)
+                    p[i + 1] = UInt8((UInt32(p[i + 1]) * a + bg.1 * inv + 127) / 255)
+                    p[i + 2] = UInt8((UInt32(p[i + 2]) * a + bg.2 * inv + 127) / 255)
+                    p[i + 3] = 255
+                }
+                i += 4
+            }
+        }
+        return copy
     }
 }

@@ -1,0 +1,294 @@
+// libjpeg-turbo wrapper. libjpeg reports fatal errors through error_exit, which by
+// default calls exit(): we longjmp back instead. Every local that is read after a
+// longjmp is volatile. Truncation and corrupt entropy data only produce warnings in
+// libjpeg (it pads with grey and carries on), so emit_message turns those into errors.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <setjmp.h>
+#include <jpeglib.h>
+#include <jerror.h>
+#include "mg_jpeg.h"
+#include "internal.h"
+
+// Progressive JPEGs can declare thousands of tiny scans that each walk the whole
+// coefficient buffer: a CPU bomb. Real encoders use about 10; 1000 is generous.
+#define MG_JPEG_MAX_SCANS 1000
+
+typedef struct {
+    struct jpeg_error_mgr base;
+    jmp_buf jump;
+    int status;
+    char message[JMSG_LENGTH_MAX + 64];
+} mg_jpeg_error_mgr;
+
+typedef struct {
+    struct jpeg_progress_mgr base;
+    j_decompress_ptr cinfo;
+} mg_jpeg_progress;
+
+static void fail_jump(j_common_ptr cinfo, int status) {
+    mg_jpeg_error_mgr *mgr = (mg_jpeg_error_mgr *)cinfo->err;
+    mgr->status = status;
+    (*cinfo->err->format_message)(cinfo, mgr->message);
+    longjmp(mgr->jump, 1);
+}
+
+static void on_error_exit(j_common_ptr cinfo) {
+    int code = cinfo->err->msg_code;
+    int status = MG_ERR_CORRUPT;
+    if (code == JERR_BAD_PRECISION || code == JERR_NOT_COMPILED)
+        status = MG_ERR_UNSUPPORTED;
+    else if (code == JERR_OUT_OF_MEMORY)
+        status = MG_ERR_NO_MEMORY;
+    else if (code == JERR_INPUT_EMPTY || code == JERR_INPUT_EOF)
+        status = MG_ERR_TRUNCATED;
+    fail_jump(cinfo, status);
+}
+
+static void on_emit_message(j_common_ptr cinfo, int level) {
+    if (level >= 0) return;  // trace messages
+    struct jpeg_error_mgr *err = cinfo->err;
+    err->num_warnings++;
+    switch (err->msg_code) {
+    case JWRN_JPEG_EOF:
+        fail_jump(cinfo, MG_ERR_TRUNCATED);
+        break;
+    case JWRN_HUFF_BAD_CODE:
+    case JWRN_ARITH_BAD_CODE:
+    case JWRN_MUST_RESYNC:
+        fail_jump(cinfo, MG_ERR_CORRUPT);
+        break;
+    case JWRN_EXTRANEOUS_DATA: {
+        // Junk between header segments is harmless; junk inside the entropy-coded
+        // data (before a restart marker) means the scan is damaged.
+        int marker = err->msg_parm.i[1];
+        if (marker >= 0xD0 && marker <= 0xD7) fail_jump(cinfo, MG_ERR_CORRUPT);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+static void on_progress(j_common_ptr cinfo) {
+    if (cinfo->is_decompressor) {
+        j_decompress_ptr d = (j_decompress_ptr)cinfo;
+        if (d->input_scan_number > MG_JPEG_MAX_SCANS) {
+            mg_jpeg_error_mgr *mgr = (mg_jpeg_error_mgr *)cinfo->err;
+            mgr->status = MG_ERR_CORRUPT;
+            snprintf(mgr->message, sizeof mgr->message, "more than %d progressive scans", MG_JPEG_MAX_SCANS);
+            longjmp(mgr->jump, 1);
+        }
+    }
+}
+
+static void setup_errors(mg_jpeg_error_mgr *mgr) {
+    jpeg_std_error(&mgr->base);
+    mgr->base.error_exit = on_error_exit;
+    mgr->base.emit_message = on_emit_message;
+    mgr->status = MG_OK;
+    mgr->message[0] = 0;
+}
+
+static int copy_failure(mg_jpeg_error_mgr *mgr, mg_error *err) {
+    return mg_fail(err, mgr->status ? mgr->status : MG_ERR_CORRUPT, "%s", mgr->message);
+}
+
+int mg_jpeg_read_header(const uint8_t *data, size_t length, mg_jpeg_header *header, mg_error *err) {
+    struct jpeg_decompress_struct cinfo;
+    mg_jpeg_error_mgr mgr;
+    setup_errors(&mgr);
+    cinfo.err = &mgr.base;
+    if (setjmp(mgr.jump)) {
+        jpeg_destroy_decompress(&cinfo);
+        return copy_failure(&mgr, err);
+    }
+    jpeg_create_decompress(&cinfo);
+    jpeg_mem_src(&cinfo, data, (unsigned long)length);
+    jpeg_read_header(&cinfo, TRUE);
+    header->width = cinfo.image_width;
+    header->height = cinfo.image_height;
+    header->components = cinfo.num_components;
+    header->is_progressive = cinfo.progressive_mode;
+    header->is_arithmetic = cinfo.arith_code;
+    header->data_precision = cinfo.data_precision;
+    jpeg_destroy_decompress(&cinfo);
+    return MG_OK;
+}
+
+// Adobe files store CMYK inverted (0 = full ink), others store it straight.
+static void cmyk_row_to_rgba(const uint8_t *cmyk, uint8_t *rgba, uint32_t width, int inverted) {
+    for (uint32_t x = 0; x < width; x++) {
+        unsigned c = cmyk[0], m = cmyk[1], y = cmyk[2], k = cmyk[3];
+        if (!inverted) { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k; }
+        rgba[0] = (uint8_t)((c * k + 127) / 255);
+        rgba[1] = (uint8_t)((m * k + 127) / 255);
+        rgba[2] = (uint8_t)((y * k + 127) / 255);
+        rgba[3] = 255;
+        cmyk += 4;
+        rgba += 4;
+    }
+}
+
+int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint32_t min_height, int32_t fast,
+                   const mg_limits *limits, mg_bitmap *out, mg_error *err) {
+    struct jpeg_decompress_struct cinfo;
+    mg_jpeg_error_mgr mgr;
+    mg_jpeg_progress progress;
+    uint8_t *volatile pixels = NULL;
+    uint8_t *volatile cmyk_row = NULL;
+    setup_errors(&mgr);
+    cinfo.err = &mgr.base;
+    if (setjmp(mgr.jump)) {
+        free(pixels);
+        free(cmyk_row);
+        jpeg_destroy_decompress(&cinfo);
+        return copy_failure(&mgr, err);
+    }
+    jpeg_create_decompress(&cinfo);
+    progress.base.progress_monitor = on_progress;
+    progress.cinfo = &cinfo;
+    cinfo.progress = &progress.base;
+    jpeg_mem_src(&cinfo, data, (unsigned long)length);
+    jpeg_read_header(&cinfo, TRUE);
+
+    int status = mg_check_frame_size(err, limits, cinfo.image_width, cinfo.image_height, "JPEG");
+    if (status != MG_OK) {
+        jpeg_destroy_decompress(&cinfo);
+        return status;
+    }
+
+    int is_cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+    cinfo.out_color_space = is_cmyk ? JCS_CMYK : JCS_EXT_RGBA;
+    if (min_width || min_height) {
+        unsigned num = 8;
+        for (unsigned n = 1; n <= 8; n++) {
+            cinfo.scale_num = n;
+            cinfo.scale_denom = 8;
+            jpeg_calc_output_dimensions(&cinfo);
+            if (cinfo.output_width >= min_width && cinfo.output_height >= min_height) { num = n; break; }
+        }
+        cinfo.scale_num = num;
+        cinfo.scale_denom = 8;
+        if (fast && num < 8) {
+            cinfo.do_fancy_upsampling = FALSE;
+            cinfo.dct_method = JDCT_IFAST;
+        }
+    }
+    jpeg_start_decompress(&cinfo);
+
+    uint32_t width = cinfo.output_width, height = cinfo.output_height;
+    size_t stride = (size_t)width * 4;
+    pixels = malloc(stride * height);
+    if (!pixels) {
+        jpeg_destroy_decompress(&cinfo);
+        return mg_fail(err, MG_ERR_NO_MEMORY, "cannot allocate %ux%u RGBA", width, height);
+    }
+    if (is_cmyk) {
+        cmyk_row = malloc(stride);
+        if (!cmyk_row) {
+            free(pixels);
+            jpeg_destroy_decompress(&cinfo);
+            return mg_fail(err, MG_ERR_NO_MEMORY, "cannot allocate a CMYK row");
+        }
+        int inverted = cinfo.saw_Adobe_marker;
+        while (cinfo.output_scanline < height) {
+            JSAMPROW row = cmyk_row;
+            uint32_t y = cinfo.output_scanline;
+            jpeg_read_scanlines(&cinfo, &row, 1);
+            cmyk_row_to_rgba(cmyk_row, pixels + stride * y, width, inverted);
+        }
+    } else {
+        JSAMPROW rows[16];
+        while (cinfo.output_scanline < height) {
+            uint32_t y = cinfo.output_scanline;
+            uint32_t count = height - y < 16 ? height - y : 16;
+            for (uint32_t i = 0; i < count; i++) rows[i] = pixels + stride * (y + i);
+            jpeg_read_scanlines(&cinfo, rows, count);
+        }
+    }
+    jpeg_finish_decompress(&cinfo);
+    jpeg_destroy_decompress(&cinfo);
+    free(cmyk_row);
+    out->pixels = pixels;
+    out->width = width;
+    out->height = height;
+    return MG_OK;
+}
+
+// Destination manager writing into a growing malloc'd buffer. jpeg_mem_dest is
+// avoided because after an error it can leave the caller holding a freed buffer.
+typedef struct {
+    struct jpeg_destination_mgr base;
+    uint8_t *buffer;
+    size_t capacity;
+    int failed;
+} mg_jpeg_dest;
+
+static void dest_init(j_compress_ptr cinfo) {
+    mg_jpeg_dest *d = (mg_jpeg_dest *)cinfo->dest;
+    d->base.next_output_byte = d->buffer;
+    d->base.free_in_buffer = d->capacity;
+}
+
+static boolean dest_empty(j_compress_ptr cinfo) {
+    mg_jpeg_dest *d = (mg_jpeg_dest *)cinfo->dest;
+    size_t grown = d->capacity * 2;
+    uint8_t *buffer = realloc(d->buffer, grown);
+    if (!buffer) {
+        d->failed = 1;
+        ERREXIT(cinfo, JERR_OUT_OF_MEMORY);
+    }
+    // libjpeg's contract: when called, the whole buffer has been filled.
+    d->base.next_output_byte = buffer + d->capacity;
+    d->base.free_in_buffer = grown - d->capacity;
+    d->buffer = buffer;
+    d->capacity = grown;
+    return TRUE;
+}
+
+static void dest_term(j_compress_ptr cinfo) { (void)cinfo; }
+
+int mg_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int32_t quality, int32_t progressive,
+                   mg_buffer *out, mg_error *err) {
+    if (width == 0 || height == 0 || width > JPEG_MAX_DIMENSION || height > JPEG_MAX_DIMENSION)
+        return mg_fail(err, MG_ERR_ENCODE, "JPEG cannot store %ux%u", width, height);
+    struct jpeg_compress_struct cinfo;
+    mg_jpeg_error_mgr mgr;
+    mg_jpeg_dest dest;
+    setup_errors(&mgr);
+    cinfo.err = &mgr.base;
+    dest.capacity = 16384 + (size_t)width * height / 4;
+    dest.buffer = malloc(dest.capacity);
+    dest.failed = 0;
+    if (!dest.buffer) return mg_fail(err, MG_ERR_NO_MEMORY, "cannot allocate the output buffer");
+    if (setjmp(mgr.jump)) {
+        jpeg_destroy_compress(&cinfo);
+        free(dest.buffer);
+        return mg_fail(err, MG_ERR_ENCODE, "%s", mgr.message);
+    }
+    jpeg_create_compress(&cinfo);
+    dest.base.init_destination = dest_init;
+    dest.base.empty_output_buffer = dest_empty;
+    dest.base.term_destination = dest_term;
+    cinfo.dest = &dest.base;
+    cinfo.image_width = width;
+    cinfo.image_height = height;
+    cinfo.input_components = 4;
+    cinfo.in_color_space = JCS_EXT_RGBA;
+    jpeg_set_defaults(&cinfo);
+    jpeg_set_quality(&cinfo, quality, TRUE);
+    if (progressive) jpeg_simple_progression(&cinfo);
+    jpeg_start_compress(&cinfo, TRUE);
+    size_t stride = (size_t)width * 4;
+    while (cinfo.next_scanline < height) {
+        JSAMPROW row = (JSAMPROW)(rgba + stride * cinfo.next_scanline);
+        jpeg_write_scanlines(&cinfo, &row, 1);
+    }
+    jpeg_finish_compress(&cinfo);
+    out->bytes = dest.buffer;
+    out->length = dest.capacity - dest.base.free_in_buffer;
+    jpeg_destroy_compress(&cinfo);
+    return MG_OK;
+}
