@@ -1,0 +1,175 @@
+import Foundation
+
+/// Resizes pixels with a separable convolution (horizontal pass, then vertical).
+///
+/// Colour is premultiplied by alpha while filtering: averaging straight-alpha
+/// pixels would let the (undefined, often black) colour of transparent pixels bleed
+/// into their neighbours as a dark halo. Accumulation is in `SIMD4<Float>`, one
+/// lane per channel.
+public enum ImageResampler {
+    /// `pixels` resized to exactly `size` with `filter`.
+    ///
+    /// - Throws: `MagpieError.processingFailed(.invalidTargetSize)` for a non-positive size.
+    public static func resize(_ pixels: PixelBuffer, to size: PixelSize, filter: ResamplingFilter = .lanczos3) throws -> PixelBuffer {
+        guard size.width > 0, size.height > 0 else {
+            throw MagpieError.processingFailed(reason: .invalidTargetSize(size))
+        }
+        if size.width == pixels.width && size.height == pixels.height { return pixels }
+        let opaque = pixels.isOpaque
+        let columns = Contributions(source: pixels.width, destination: size.width, filter: filter)
+        let rows = Contributions(source: pixels.height, destination: size.height, filter: filter)
+
+        // Horizontal pass into premultiplied floats, only for the source rows the vertical pass reads.
+        let intermediateWidth = size.width
+        var intermediate = [SIMD4<Float>](repeating: .zero, count: intermediateWidth * pixels.height)
+        let firstRow = rows.first.min() ?? 0
+        let lastRow = zip(rows.first, rows.weights).map { $0 + $1.count }.max() ?? pixels.height
+        pixels.withUnsafeBytes { raw in
+            let src = raw.bindMemory(to: UInt8.self)
+            var line = [SIMD4<Float>](repeating: .zero, count: pixels.width)
+            intermediate.withUnsafeMutableBufferPointer { out in
+                line.withUnsafeMutableBufferPointer { line in
+                    for y in firstRow..<lastRow {
+                        let base = y * pixels.width * 4
+                        for x in 0..<pixels.width {
+                            let p = base + x * 4
+                            var v = SIMD4<Float>(Float(src[p]), Float(src[p + 1]), Float(src[p + 2]), Float(src[p + 3]))
+                            if !opaque { v = premultiply(v) }
+                            line[x] = v
+                        }
+                        let outBase = y * intermediateWidth
+                        for x in 0..<intermediateWidth {
+                            let start = columns.first[x]
+                            var acc = SIMD4<Float>.zero
+                            for (k, w) in columns.weights[x].enumerated() { acc += line[start + k] * w }
+                            out[outBase + x] = acc
+                        }
+                    }
+                }
+            }
+        }
+
+        var output = try PixelBuffer.uninitialized(width: size.width, height: size.height)
+        output.withUnsafeMutableBytes { raw in
+            let dst = raw.bindMemory(to: UInt8.self)
+            intermediate.withUnsafeBufferPointer { mid in
+                for y in 0..<size.height {
+                    let start = rows.first[y]
+                    let weights = rows.weights[y]
+                    let outBase = y * size.width * 4
+                    for x in 0..<size.width {
+                        var acc = SIMD4<Float>.zero
+                        for (k, w) in weights.enumerated() { acc += mid[(start + k) * intermediateWidth + x] * w }
+                        let p = outBase + x * 4
+                        let v = opaque ? store(acc) : unpremultiply(acc)
+                        dst[p] = v.0
+                        dst[p + 1] = v.1
+                        dst[p + 2] = v.2
+                        dst[p + 3] = opaque ? 255 : v.3
+                    }
+                }
+            }
+        }
+        return output
+    }
+
+    @inline(__always)
+    private static func premultiply(_ v: SIMD4<Float>) -> SIMD4<Float> {
+        let a = v.w / 255
+        return SIMD4(v.x * a, v.y * a, v.z * a, v.w)
+    }
+
+    @inline(__always)
+    private static func store(_ v: SIMD4<Float>) -> (UInt8, UInt8, UInt8, UInt8) {
+        let c = (v + 0.5).clamped(lowerBound: .zero, upperBound: SIMD4(repeating: 255))
+        return (UInt8(c.x), UInt8(c.y), UInt8(c.z), UInt8(c.w))
+    }
+
+    @inline(__always)
+    private static func unpremultiply(_ v: SIMD4<Float>) -> (UInt8, UInt8, UInt8, UInt8) {
+        let alpha = min(max(v.w, 0), 255)
+        guard alpha >= 0.5 else { return (0, 0, 0, 0) }
+        // Ringing can push premultiplied colour above alpha; clamp before dividing.
+        let colour = SIMD4(v.x, v.y, v.z, 0).clamped(lowerBound: .zero, upperBound: SIMD4(repeating: alpha))
+        let scaled = colour * (255 / alpha) + 0.5
+        return (UInt8(min(scaled.x, 255)), UInt8(min(scaled.y, 255)), UInt8(min(scaled.z, 255)), UInt8(alpha + 0.5))
+    }
+
+    /// For each output index: the first source index and the normalised weights from there on.
+    struct Contributions {
+        var first: [Int]
+        var weights: [[Float]]
+
+        init(source: Int, destination: Int, filter: ResamplingFilter) {
+            let scale = Double(source) / Double(destination)
+            let widen = max(scale, 1)
+            let support = filter.support * widen
+            first = []
+            weights = []
+            first.reserveCapacity(destination)
+            weights.reserveCapacity(destination)
+            for i in 0..<destination {
+                let center = (Double(i) + 0.5) * scale
+                var lo = Int((center - support).rounded(.down))
+                var hi = Int((center + support).rounded(.up))
+                lo = max(lo, 0)
+                hi = min(hi, source)
+                if filter == .nearest {
+                    let nearest = min(source - 1, Int(center))
+                    first.append(nearest)
+                    weights.append([1])
+                    continue
+                }
+                var w: [Double] = []
+                for j in lo..<max(hi, lo + 1) {
+                    w.append(filter.weight((Double(j) + 0.5 - center) / widen))
+                }
+                let sum = w.reduce(0, +)
+                if sum == 0 {
+                    first.append(min(source - 1, Int(center)))
+                    weights.append([1])
+                    continue
+                }
+                // Drop zero weights at the ends to keep the inner loops short.
+                var start = 0, end = w.count
+                while start < end - 1 && w[start] == 0 { start += 1 }
+                while end - 1 > start && w[end - 1] == 0 { end -= 1 }
+                first.append(lo + start)
+                weights.append(w[start..<end].map { Float($0 / sum) })
+            }
+        }
+    }
+}
+
+extension PixelSize {
+    /// This size scaled to fit inside `box`, keeping the aspect ratio (never larger than `box`, at least 1x1).
+    public func fitting(in box: PixelSize) -> PixelSize {
+        let factor = min(Double(box.width) / Double(width), Double(box.height) / Double(height))
+        return PixelSize(width: max(1, Int((Double(width) * factor).rounded())),
+                         height: max(1, Int((Double(height) * factor).rounded())))
+    }
+
+    /// This size scaled to cover `box`, keeping the aspect ratio.
+    public func filling(_ box: PixelSize) -> PixelSize {
+        let factor = max(Double(box.width) / Double(width), Double(box.height) / Double(height))
+        return PixelSize(width: max(1, Int((Double(width) * factor).rounded())),
+                         height: max(1, Int((Double(height) * factor).rounded())))
+    }
+}
+
+extension Image {
+    /// Every frame resized to exactly `size`.
+    public func resized(to size: PixelSize, filter: ResamplingFilter = .lanczos3) throws -> Image {
+        try mapFrames { try ImageResampler.resize($0, to: size, filter: filter) }
+    }
+
+    /// Every frame resized to fit inside `box` keeping the aspect ratio; never enlarged unless `upscale`.
+    public func resized(toFit box: PixelSize, upscale: Bool = false, filter: ResamplingFilter = .lanczos3) throws -> Image {
+        guard box.width > 0, box.height > 0 else {
+            throw MagpieError.processingFailed(reason: .invalidTargetSize(box))
+        }
+        let target = pixelSize.fitting(in: box)
+        if !upscale && (target.width >= width || target.height >= height) { return self }
+        return try resized(to: target, filter: filter)
+    }
+}

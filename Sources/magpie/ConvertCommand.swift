@@ -1,0 +1,80 @@
+import ArgumentParser
+import Foundation
+import Magpie
+
+/// `magpie convert IN OUT`: decode (downsampled when allowed), resize to fit, encode.
+struct ConvertCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "convert", abstract: "Convert an image to another format, optionally shrinking it to fit a size.")
+
+    @Argument(help: "Input image.")
+    var input: String
+
+    @Argument(help: "Output file; its extension picks the format unless --format is given.")
+    var output: String
+
+    @Option(help: "Output format: jpeg, png, gif or webp.")
+    var format: String?
+
+    @Option(help: "Lossy quality 1-100 (JPEG, WebP).")
+    var quality: Int = 85
+
+    @Flag(help: "Lossless WebP.")
+    var lossless = false
+
+    @Flag(help: "Progressive JPEG.")
+    var progressive = false
+
+    @Option(name: .customLong("max-size"), help: "Shrink to fit inside WxH (for example 256x256), keeping the aspect ratio.")
+    var maxSize: String?
+
+    @Flag(help: "Print the result as one JSON object.")
+    var json = false
+
+    func validate() throws {
+        guard (1...100).contains(quality) else { throw ValidationError("--quality must be between 1 and 100") }
+        if let maxSize, PixelSize(parsing: maxSize) == nil {
+            throw ValidationError("--max-size must look like 256x256")
+        }
+        guard outputFormat != nil else {
+            throw ValidationError("cannot tell the output format: use --format jpeg|png|gif|webp or a known extension")
+        }
+    }
+
+    var outputFormat: ImageFormat? {
+        let chosen = format.flatMap { ImageFormat(rawValue: $0.lowercased() == "jpg" ? "jpeg" : $0.lowercased()) }
+            ?? ImageFormat(fileExtension: URL(fileURLWithPath: output).pathExtension)
+        guard let chosen, [.jpeg, .png, .gif, .webp].contains(chosen) else { return nil }
+        return chosen
+    }
+
+    func run() throws {
+        let box = maxSize.flatMap(PixelSize.init(parsing:))
+        let start = ContinuousClock.now
+        do {
+            let data = try readFile(input)
+            var image = try ImageCoderRegistry.shared.decode(data, options: ImageDecodingOptions(targetSize: box))
+            if let box { image = try image.resized(toFit: box) }
+            let options = ImageEncodingOptions(quality: quality, progressive: progressive, lossless: lossless)
+            let encoded = try ImageCoderRegistry.shared.encode(image, as: outputFormat!, options: options)
+            do {
+                try encoded.write(to: URL(fileURLWithPath: output), options: .atomic)
+            } catch {
+                throw CLIError("cannot write \(output): \((error as NSError).localizedDescription)")
+            }
+            let ms = Double((ContinuousClock.now - start).components.attoseconds) / 1e15
+                + Double((ContinuousClock.now - start).components.seconds) * 1000
+            if json {
+                print(jsonLine([
+                    "input": input, "output": output, "format": outputFormat!.rawValue, "width": image.width,
+                    "height": image.height, "frames": image.frames.count, "bytes": encoded.count, "ms": Int(ms.rounded()),
+                ]))
+            } else {
+                print("\(input) -> \(output): \(outputFormat!) \(image.width)x\(image.height), \(image.frames.count) frame(s), \(encoded.count) bytes")
+            }
+        } catch {
+            if json { print(jsonLine(["input": input, "error": "\(error)"])) } else { printError("\(input): \(error)") }
+            throw ExitCode(1)
+        }
+    }
+}

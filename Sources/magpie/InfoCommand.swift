@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+import Magpie
+
+/// `magpie info FILE...`: format, size, frames and loop count of each file.
+struct InfoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info", abstract: "Show format, size, frames and loop count of image files.")
+
+    @Argument(help: "Image files to inspect.")
+    var files: [String]
+
+    @Flag(help: "One JSON object per line: path, format, width, height, frames, loopCount, bytes (or path, error).")
+    var json = false
+
+    func run() throws {
+        var failures = 0
+        for path in files {
+            do {
+                let data = try readFile(path)
+                let image = try ImageCoderRegistry.shared.decode(data)
+                let record: [String: Any?] = [
+                    "path": path, "format": image.format.rawValue, "width": image.width, "height": image.height,
+                    "frames": image.frames.count, "loopCount": image.loopCount, "bytes": data.count,
+                ]
+                if json {
+                    print(jsonLine(record))
+                } else {
+                    let loop = image.isAnimated ? ", loop \(image.loopCount.map(String.init) ?? "none")" : ""
+                    print("\(path): \(image.format) \(image.width)x\(image.height), \(image.frames.count) frame(s)\(loop), \(data.count) bytes")
+                }
+            } catch {
+                failures += 1
+                if json {
+                    print(jsonLine(["path": path, "error": "\(error)"]))
+                } else {
+                    printError("\(path): \(error)")
+                }
+            }
+        }
+        if failures > 0 { throw ExitCode(1) }
+    }
+}
+
+/// Reads a whole file, turning Foundation's error into one clear line.
+func readFile(_ path: String) throws -> Data {
+    do {
+        return try Data(contentsOf: URL(fileURLWithPath: path))
+    } catch {
+        throw CLIError("cannot read \(path): \((error as NSError).localizedDescription)")
+    }
+}
+
+/// A CLI-level failure with a one-line message.
+struct CLIError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

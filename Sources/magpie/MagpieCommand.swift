@@ -1,0 +1,39 @@
+import ArgumentParser
+import Foundation
+
+/// The `magpie` command line tool: a thin layer over the Magpie library.
+@main
+struct MagpieCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "magpie",
+        abstract: "Decode, inspect and convert images with Magpie.",
+        subcommands: [InfoCommand.self, ConvertCommand.self, SampleCommand.self])
+
+    /// Exit codes: 0 success, 1 some items failed, 2 usage error (ArgumentParser's default is 64).
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            let code = exitCode(for: error)
+            if code == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
+}
+
+/// Writes one line to standard error.
+func printError(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}
+
+/// Encodes `object` as one line of JSON with sorted keys.
+func jsonLine(_ object: [String: Any?]) -> String {
+    let cleaned = object.mapValues { $0 ?? NSNull() }
+    guard let data = try? JSONSerialization.data(withJSONObject: cleaned, options: [.sortedKeys, .withoutEscapingSlashes])
+    else { return "{}" }
+    return String(decoding: data, as: UTF8.self)
+}
