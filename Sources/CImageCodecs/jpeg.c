@@ -57,6 +57,7 @@ static void on_emit_message(j_common_ptr cinfo, int level) {
     case JWRN_HUFF_BAD_CODE:
     case JWRN_ARITH_BAD_CODE:
     case JWRN_MUST_RESYNC:
+    case JWRN_HIT_MARKER:
         fail_jump(cinfo, MG_ERR_CORRUPT);
         break;
     case JWRN_EXTRANEOUS_DATA: {

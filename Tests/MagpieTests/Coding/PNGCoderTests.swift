@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+@testable import Magpie
+
+struct PNGCoderTests {
+    let coder = PNGCoder()
+
+    @Test func translucentRoundTripIsExact() throws {
+        let source = try TestImages.gradient(width: 97, height: 61, alpha: true)
+        let data = try coder.encode(Image(pixels: source), options: .default)
+        let image = try coder.decode(data, options: .default)
+        #expect(image.pixels == source)
+        #expect(image.format == .png)
+    }
+
+    @Test func opaqueImagesAreWrittenAsRGB() throws {
+        let data = try coder.encode(Image(pixels: try TestImages.gradient(width: 40, height: 30)), options: .default)
+        #expect(data[25] == 2, "IHDR colour type should be 2 (RGB)")
+        let translucent = try coder.encode(Image(pixels: try TestImages.gradient(width: 40, height: 30, alpha: true)), options: .default)
+        #expect(translucent[25] == 6, "IHDR colour type should be 6 (RGBA)")
+    }
+
+    private func animation() throws -> Image {
+        let frames = try (0..<4).map { i -> ImageFrame in
+            var pixels = try PixelBuffer(width: 20, height: 10, fill: .clear)
+            for x in 0..<5 { pixels[i * 5 + x, 5] = RGBAColor(red: 200, green: UInt8(i * 40), blue: 10) }
+            return ImageFrame(pixels: pixels, duration: .milliseconds(40 * (i + 1)))
+        }
+        return try Image(frames: frames, loopCount: 3)
+    }
+
+    @Test func apngRoundTripKeepsFramesDelaysAndLoopCount() throws {
+        let source = try animation()
+        let data = try coder.encode(source, options: .default)
+        let image = try coder.decode(data, options: .default)
+        #expect(image.frames.count == 4)
+        #expect(image.loopCount == 3)
+        #expect(image.frames.map(\.duration) == [.milliseconds(40), .milliseconds(80), .milliseconds(120), .milliseconds(160)])
+        for (decoded, original) in zip(image.frames, source.frames) { #expect(decoded.pixels == original.pixels) }
+        let first = try coder.decode(data, options: .init(onlyFirstFrame: true))
+        #expect(first.frames.count == 1 && first.pixels == source.pixels)
+    }
+
+    @Test func brokenAnimationFallsBackToTheStillImage() throws {
+        var data = try coder.encode(try animation(), options: .default)
+        // Corrupt the sequence number of the second fcTL (and fix its CRC) so the animation is invalid.
+        let (chunks, _) = PNGChunks.read(data)
+        var rebuilt = PNGChunks.signature
+        var fcTLCount = 0
+        for chunk in chunks {
+            var payload = chunk.data
+            if chunk.type == "fcTL" {
+                fcTLCount += 1
+                if fcTLCount == 2 { payload[payload.startIndex + 3] = 99 }
+            }
+            PNGChunks.write(chunk.type, Data(payload), to: &rebuilt)
+        }
+        data = rebuilt
+        let image = try coder.decode(data, options: .default)
+        #expect(image.frames.count == 1)
+        #expect(image.pixels == (try animation()).pixels)
+    }
+
+    @Test func animationFrameLimitIsEnforced() throws {
+        let data = try coder.encode(try animation(), options: .default)
+        let reason = TestImages.decodingReason {
+            try coder.decode(data, options: .init(limits: .init(maxFrameCount: 2)))
+        }
+        #expect(reason?.isTooLarge == true)
+    }
+
+    @Test func hugeHeaderIsRefusedBeforeAllocation() throws {
+        var file = PNGChunks.signature
+        var ihdr = Data()
+        PNGChunks.appendUInt32(100_000, to: &ihdr)
+        PNGChunks.appendUInt32(100_000, to: &ihdr)
+        ihdr.append(contentsOf: [8, 6, 0, 0, 0])
+        PNGChunks.write("IHDR", ihdr, to: &file)
+        PNGChunks.write("IDAT", Data([0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01]), to: &file)
+        PNGChunks.write("IEND", Data(), to: &file)
+        let reason = TestImages.decodingReason { try coder.decode(file, options: .default) }
+        #expect(reason?.isTooLarge == true, "\(String(describing: reason))")
+    }
+
+    @Test func truncatedDataIsATruncationError() throws {
+        let data = try coder.encode(Image(pixels: try TestImages.gradient(width: 200, height: 200, alpha: true)), options: .default)
+        let reason = TestImages.decodingReason { try coder.decode(data.prefix(data.count * 2 / 3), options: .default) }
+        #expect(reason?.isTruncated == true, "\(String(describing: reason))")
+    }
+
+    @Test func badCRCInImageDataIsACorruptionError() throws {
+        var data = try coder.encode(Image(pixels: try TestImages.gradient(width: 64, height: 64)), options: .default)
+        let (chunks, _) = PNGChunks.read(data)
+        let idatOffset = data.range(of: Data("IDAT".utf8))!.lowerBound
+        data[idatOffset + 4 + chunks.first { $0.type == "IDAT" }!.data.count / 2] ^= 0x55
+        let reason = TestImages.decodingReason { try coder.decode(data, options: .default) }
+        #expect(reason?.isCorrupt == true, "\(String(describing: reason))")
+    }
+}

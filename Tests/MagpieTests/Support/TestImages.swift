@@ -1,0 +1,48 @@
+import Foundation
+@testable import Magpie
+
+/// Deterministic images the tests generate for themselves.
+enum TestImages {
+    /// A smooth RGB gradient, optionally with an alpha ramp.
+    static func gradient(width: Int, height: Int, alpha: Bool = false) throws -> PixelBuffer {
+        var bytes = [UInt8](repeating: 255, count: width * height * 4)
+        for y in 0..<height {
+            for x in 0..<width {
+                let i = (y * width + x) * 4
+                bytes[i] = UInt8(x * 255 / max(1, width - 1))
+                bytes[i + 1] = UInt8(y * 255 / max(1, height - 1))
+                bytes[i + 2] = UInt8((x + y) * 255 / max(1, width + height - 2))
+                if alpha { bytes[i + 3] = UInt8((x * 7 + y * 3) % 256) }
+            }
+        }
+        return try PixelBuffer(width: width, height: height, rgba: bytes)
+    }
+
+    /// Mean absolute difference per channel between two equally sized buffers.
+    static func meanError(_ a: PixelBuffer, _ b: PixelBuffer) -> Double {
+        let x = a.rgbaBytes, y = b.rgbaBytes
+        precondition(x.count == y.count)
+        var total = 0
+        for i in 0..<x.count { total += abs(Int(x[i]) - Int(y[i])) }
+        return Double(total) / Double(x.count)
+    }
+
+    /// The decoding reason of `body`'s error, or nil when it did not throw a decoding error.
+    static func decodingReason(_ body: () throws -> Any) -> MagpieError.DecodingFailureReason? {
+        do {
+            _ = try body()
+            return nil
+        } catch let error as MagpieError {
+            return error.decodingReason
+        } catch {
+            return nil
+        }
+    }
+}
+
+extension MagpieError.DecodingFailureReason {
+    var isTruncated: Bool { if case .truncatedData = self { true } else { false } }
+    var isCorrupt: Bool { if case .corruptData = self { true } else { false } }
+    var isTooLarge: Bool { if case .tooLarge = self { true } else { false } }
+    var isUnsupported: Bool { if case .unsupportedFormat = self { true } else { false } }
+}
