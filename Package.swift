@@ -41,6 +41,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(
+            name: "magpie-bench",
+            dependencies: ["Magpie", "CImageCodecs"],
+            path: "Benchmarks/MagpieBenchmarks"
+        ),
         .testTarget(
             name: "MagpieTests",
             dependencies: [

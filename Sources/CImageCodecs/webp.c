@@ -43,20 +43,28 @@ static int check_riff(const uint8_t *data, size_t length, mg_error *err) {
     return MG_OK;
 }
 
+// A VP8X chunk declares the canvas up front. Checking it before the demuxer
+// validates the rest makes a bomb header "too large" rather than "corrupt", and
+// keeps libwebp from doing any work for it.
+static int check_vp8x_canvas(const uint8_t *data, size_t length, const mg_limits *limits, mg_error *err) {
+    if (length < 30 || memcmp(data + 12, "VP8X", 4) != 0) return MG_OK;
+    uint64_t width = 1 + ((uint64_t)data[24] | (uint64_t)data[25] << 8 | (uint64_t)data[26] << 16);
+    uint64_t height = 1 + ((uint64_t)data[27] | (uint64_t)data[28] << 8 | (uint64_t)data[29] << 16);
+    return mg_check_frame_size(err, limits, width, height, "WebP canvas");
+}
+
 // Non-partial demuxing refuses incomplete files; a second, partial attempt tells
 // "incomplete" (truncated) apart from "malformed" (corrupt).
-static WebPDemuxer *open_demuxer(const uint8_t *data, size_t length, mg_error *err) {
+static int open_demuxer(const uint8_t *data, size_t length, WebPDemuxer **out, mg_error *err) {
     WebPData webp = {data, length};
-    WebPDemuxer *demux = WebPDemux(&webp);
-    if (demux) return demux;
+    *out = WebPDemux(&webp);
+    if (*out) return MG_OK;
     WebPDemuxState state = WEBP_DEMUX_PARSE_ERROR;
     WebPDemuxer *partial = WebPDemuxPartial(&webp, &state);
     if (partial) WebPDemuxDelete(partial);
     if (state == WEBP_DEMUX_PARSING_HEADER || state == WEBP_DEMUX_PARSED_HEADER)
-        mg_fail(err, MG_ERR_TRUNCATED, "data ends before the last chunk does");
-    else
-        mg_fail(err, MG_ERR_CORRUPT, "invalid WebP container (chunk layout or sizes)");
-    return NULL;
+        return mg_fail(err, MG_ERR_TRUNCATED, "data ends before the last chunk does");
+    return mg_fail(err, MG_ERR_CORRUPT, "invalid WebP container (chunk layout or sizes)");
 }
 
 static int fail_status(mg_error *err, VP8StatusCode status, const char *what) {
@@ -76,7 +84,8 @@ static int fail_status(mg_error *err, VP8StatusCode status, const char *what) {
     }
 }
 
-int mg_webp_probe(const uint8_t *data, size_t length, mg_webp_info *info, mg_buffer *exif, mg_error *err) {
+int mg_webp_probe(const uint8_t *data, size_t length, const mg_limits *limits, mg_webp_info *info, mg_buffer *exif,
+                  mg_error *err) {
     if (info) memset(info, 0, sizeof *info);
     if (exif) {
         exif->bytes = NULL;
@@ -84,9 +93,11 @@ int mg_webp_probe(const uint8_t *data, size_t length, mg_webp_info *info, mg_buf
     }
     if (!data || !info) return mg_fail(err, MG_ERR_INVALID_ARGUMENT, "NULL argument");
     int status = check_riff(data, length, err);
+    if (status == MG_OK) status = check_vp8x_canvas(data, length, limits, err);
     if (status != MG_OK) return status;
-    WebPDemuxer *demux = open_demuxer(data, length, err);
-    if (!demux) return err ? err->status : MG_ERR_CORRUPT;
+    WebPDemuxer *demux = NULL;
+    status = open_demuxer(data, length, &demux, err);
+    if (status != MG_OK) return status;
 
     uint32_t flags = WebPDemuxGetI(demux, WEBP_FF_FORMAT_FLAGS);
     info->canvas_width = WebPDemuxGetI(demux, WEBP_FF_CANVAS_WIDTH);
@@ -237,9 +248,11 @@ int mg_webp_decode(const uint8_t *data, size_t length, const mg_limits *limits,
     if (out) memset(out, 0, sizeof *out);
     if (!data || !out) return mg_fail(err, MG_ERR_INVALID_ARGUMENT, "NULL argument");
     int status = check_riff(data, length, err);
+    if (status == MG_OK) status = check_vp8x_canvas(data, length, limits, err);
     if (status != MG_OK) return status;
-    WebPDemuxer *demux = open_demuxer(data, length, err);
-    if (!demux) return err ? err->status : MG_ERR_CORRUPT;
+    WebPDemuxer *demux = NULL;
+    status = open_demuxer(data, length, &demux, err);
+    if (status != MG_OK) return status;
     uint32_t flags = WebPDemuxGetI(demux, WEBP_FF_FORMAT_FLAGS);
     uint32_t width = WebPDemuxGetI(demux, WEBP_FF_CANVAS_WIDTH);
     uint32_t height = WebPDemuxGetI(demux, WEBP_FF_CANVAS_HEIGHT);

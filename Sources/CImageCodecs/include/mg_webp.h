@@ -14,9 +14,11 @@ typedef struct {
 } mg_webp_info;
 
 /// Parses the container of a complete WebP file (a truncated file is an error) and
-/// fills `info`. When `exif` is not NULL it receives a malloc'd copy of the first
-/// EXIF chunk's payload, or {NULL, 0} when there is none.
-int mg_webp_probe(const uint8_t *data, size_t length, mg_webp_info *info, mg_buffer *exif, mg_error *err);
+/// fills `info`. A VP8X canvas is checked against `limits` (may be NULL) before
+/// anything else is parsed. When `exif` is not NULL it receives a malloc'd copy of
+/// the first EXIF chunk's payload, or {NULL, 0} when there is none.
+int mg_webp_probe(const uint8_t *data, size_t length, const mg_limits *limits, mg_webp_info *info, mg_buffer *exif,
+                  mg_error *err);
 
 /// How to decode.
 typedef struct {

@@ -46,7 +46,8 @@ public struct WebPCoder: ImageCoder {
             var error = mg_error()
             var info = mg_webp_info()
             var exif = mg_buffer()
-            guard Self.succeeded(mg_webp_probe(bytes, count, &info, &exif, &error)) else {
+            var limits = CodecBridge.limits(options)
+            guard Self.succeeded(mg_webp_probe(bytes, count, &limits, &info, &exif, &error)) else {
                 throw CodecBridge.decodingError(error, format: .webp)
             }
             let exifPayload = CodecBridge.data(adopting: exif)
@@ -61,7 +62,6 @@ public struct WebPCoder: ImageCoder {
                 decodeOptions.scaled_height = UInt32(scaled.height)
             }
 
-            var limits = CodecBridge.limits(options)
             var decoded = mg_webp_image()
             defer { mg_webp_image_release(&decoded) }
             guard Self.succeeded(mg_webp_decode(bytes, count, &limits, &decodeOptions, &decoded, &error)) else {
