@@ -50,6 +50,7 @@ struct mg_gif_decoder {
     size_t line_capacity;
     uint32_t frame_count;
     uint64_t total_bytes;
+    uint64_t block_pixels;  // pixels of all image blocks so far, clipped or not
     int32_t loop_count;
     // Graphic Control Extension waiting for the next image block.
     bool has_control;
@@ -64,25 +65,18 @@ struct mg_gif_decoder {
 };
 
 static int giflib_failure(mg_gif_decoder *decoder, int code, mg_error *err) {
-    const char *text = GifErrorString(code);
+    decoder->failed = true;
+    // Once a read has run out of input, whatever giflib reports next (a failed read, "no screen
+    // descriptor", or no code at all for a missing LZW code size) is a consequence of truncation.
+    if (decoder->input.hit_end)
+        return mg_fail(err, MG_ERR_TRUNCATED, "GIF data ends after %zu bytes, inside %s (giflib error %d)",
+                       decoder->input.length,
+                       decoder->frame_count == 0 ? "the header or first frame" : "a frame or extension", code);
+    const char *text = code ? GifErrorString(code) : "giflib failed without an error code";
     if (!text) text = "unknown giflib error";
     int status = MG_ERR_CORRUPT;
-    switch (code) {
-    case D_GIF_ERR_READ_FAILED:
-        // giflib also reports an LZW code size above 8 as a read failure, so only a read that
-        // really ran out of input counts as truncation.
-        status = decoder->input.hit_end ? MG_ERR_TRUNCATED : MG_ERR_CORRUPT;
-        break;
-    case D_GIF_ERR_EOF_TOO_SOON:  // the image's LZW data ends before its pixels do
-        status = MG_ERR_TRUNCATED;
-        break;
-    case D_GIF_ERR_NOT_ENOUGH_MEM:
-        status = MG_ERR_NO_MEMORY;
-        break;
-    default:
-        break;
-    }
-    decoder->failed = true;
+    if (code == D_GIF_ERR_EOF_TOO_SOON) status = MG_ERR_TRUNCATED;  // the LZW data ends before the pixels do
+    if (code == D_GIF_ERR_NOT_ENOUGH_MEM) status = MG_ERR_NO_MEMORY;
     return mg_fail(err, status, "%s (giflib error %d at byte %zu)", text, code, decoder->input.position);
 }
 
@@ -225,6 +219,14 @@ static int read_image(mg_gif_decoder *decoder, mg_bitmap *frame, uint32_t *delay
                                                 (unsigned long long)limits->max_total_bytes));
 
     uint32_t image_width = (uint32_t)desc->Width, image_height = (uint32_t)desc->Height;
+    // Blocks may reach far past the canvas and are decoded in full even where clipped, so their
+    // pixels get the same budget as the frames; files whose blocks stay on the canvas never hit it.
+    uint64_t block_pixels = decoder->block_pixels + (uint64_t)image_width * image_height;
+    if (limits->max_total_bytes && block_pixels > limits->max_total_bytes / 4)
+        return decoder_failure(decoder, mg_fail(err, MG_ERR_TOO_LARGE,
+                                                "GIF image blocks 1 to %u hold %llu pixels, limit is %llu pixels",
+                                                index, (unsigned long long)block_pixels,
+                                                (unsigned long long)(limits->max_total_bytes / 4)));
     uint32_t left = (uint32_t)desc->Left, top = (uint32_t)desc->Top;
     rect area = {0, 0, 0, 0};
     if (left < decoder->width && top < decoder->height) {
@@ -314,6 +316,7 @@ static int read_image(mg_gif_decoder *decoder, mg_bitmap *frame, uint32_t *delay
     decoder->control_transparent = -1;
     decoder->frame_count = index;
     decoder->total_bytes = total;
+    decoder->block_pixels = block_pixels;
     return MG_OK;
 }
 
@@ -328,13 +331,11 @@ int mg_gif_decoder_next_frame(mg_gif_decoder *decoder, mg_bitmap *frame, uint32_
 
     for (;;) {
         if (decoder->input.position >= decoder->input.length) {
-            // A missing trailer after complete image blocks is common and harmless; input that
-            // ends inside a block is caught by giflib as a failed read instead.
-            if (decoder->frame_count > 0) {
-                decoder->finished = true;
-                return MG_OK;
-            }
-            return decoder_failure(decoder, mg_fail(err, MG_ERR_TRUNCATED, "GIF data ends before its first image"));
+            // Without the trailer, data cut between two frames cannot be told from a complete
+            // file, so it is truncation (as giflib's DGifSlurp and the reference decoder judge).
+            return decoder_failure(decoder, mg_fail(err, MG_ERR_TRUNCATED,
+                                                    "GIF data ends after %u frame(s) without a trailer",
+                                                    decoder->frame_count));
         }
         GifRecordType type = UNDEFINED_RECORD_TYPE;
         if (DGifGetRecordType(decoder->gif, &type) == GIF_ERROR)

@@ -114,7 +114,6 @@ struct ColorQuantizer: Sendable {
             lastIndex = values[Int(slot)]
             output[i] = lastIndex
         }
-        if entries == 0 { colors = [0, 0, 0] }  // an empty frame still needs one entry
         return Palette(colors: colors, transparentIndex: transparentIndex, isExact: true)
     }
 
@@ -128,7 +127,6 @@ struct ColorQuantizer: Sendable {
     private struct Box {
         var start: Int
         var end: Int
-        var weight: Int
         /// Weighted squared error of the box around its mean; the box with most is cut next.
         var error: Double
         var axis: Int
@@ -168,6 +166,7 @@ struct ColorQuantizer: Sendable {
         for bin in 0..<binCount where histogram[bin * 4] > 0 { bins.append(Int32(bin)) }
 
         let target = maxColors - (hasTransparent ? 1 : 0)
+        let refinements = 3
         var colors: [UInt8] = []
         bins.withUnsafeMutableBufferPointer { binBuffer in
             let boxes = cutBoxes(binBuffer, histogram: histogram, target: target)
@@ -186,6 +185,7 @@ struct ColorQuantizer: Sendable {
                 colors.append(UInt8((sums.3 + n / 2) / n))
             }
         }
+        bins.withUnsafeBufferPointer { refine(&colors, bins: $0, histogram: histogram, iterations: refinements) }
         var transparentIndex: Int?
         if hasTransparent {
             transparentIndex = colors.count / 3
@@ -194,6 +194,39 @@ struct ColorQuantizer: Sendable {
         mapPixels(source, width: width, height: height, colors: colors, opaqueCount: colors.count / 3
             - (hasTransparent ? 1 : 0), transparentIndex: transparentIndex, into: output)
         return Palette(colors: colors, transparentIndex: transparentIndex, isExact: false)
+    }
+
+    /// Lloyd (k-means) iterations over the histogram: each colour moves to the mean of the bins
+    /// nearest to it. Median cut places boxes well but not their colours; this lowers the error.
+    private func refine(_ colors: inout [UInt8], bins: UnsafeBufferPointer<Int32>, histogram: UnsafePointer<Int>,
+                        iterations: Int) {
+        let count = colors.count / 3
+        guard count > 1 else { return }
+        let sums = UnsafeMutablePointer<Int>.allocate(capacity: count * 4)
+        defer { sums.deallocate() }
+        for _ in 0..<iterations {
+            sums.initialize(repeating: 0, count: count * 4)
+            let finder = NearestColorFinder(colors: colors, count: count)
+            for bin in bins {
+                let h = histogram + Int(bin) * 4
+                let n = h[0]
+                let index = finder.search(Int32((h[1] + n / 2) / n), Int32((h[2] + n / 2) / n), Int32((h[3] + n / 2) / n))
+                let s = sums + index * 4
+                s[0] += n
+                s[1] += h[1]
+                s[2] += h[2]
+                s[3] += h[3]
+            }
+            finder.release()
+            for index in 0..<count {
+                let s = sums + index * 4
+                let n = s[0]
+                guard n > 0 else { continue }  // an unused colour keeps its place
+                colors[index * 3] = UInt8((s[1] + n / 2) / n)
+                colors[index * 3 + 1] = UInt8((s[2] + n / 2) / n)
+                colors[index * 3 + 2] = UInt8((s[3] + n / 2) / n)
+            }
+        }
     }
 
     /// Splits the occupied bins into at most `target` boxes, always cutting the box with the
@@ -298,7 +331,7 @@ struct ColorQuantizer: Sendable {
             }
         }
         let error = bestGain < 0 ? 0 : max(variances[0] + variances[1] + variances[2], 1e-9)
-        return Box(start: start, end: end, weight: weight, error: error, axis: bestAxis, cut: bestCut)
+        return Box(start: start, end: end, error: error, axis: bestAxis, cut: bestCut)
     }
 
     // MARK: - Mapping
@@ -422,7 +455,7 @@ private struct NearestColorFinder {
         return index
     }
 
-    private func search(_ r: Int32, _ g: Int32, _ b: Int32) -> Int {
+    func search(_ r: Int32, _ g: Int32, _ b: Int32) -> Int {
         let (wr, wg, wb) = ColorQuantizer.weights
         // First entry whose green is >= g.
         var low = 0, high = count

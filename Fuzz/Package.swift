@@ -1,0 +1,13 @@
+// swift-tools-version: 6.1
+// libFuzzer harnesses for Magpie. Build only through scripts/fuzz: they have no main()
+// of their own (libFuzzer supplies it), so a plain `swift build` here does not link.
+import PackageDescription
+
+let package = Package(
+    name: "MagpieFuzz",
+    dependencies: [.package(name: "Magpie", path: "..")],
+    targets: [
+        .executableTarget(name: "DecodeFuzzer", dependencies: [.product(name: "Magpie", package: "Magpie")]),
+    ],
+    swiftLanguageModes: [.v6]
+)
