@@ -27,3 +27,21 @@ public func fuzzDecode(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     }
     return 0
 }
+
+// SwiftPM links an executable with `--defsym main=<Module>_main`, so the entry point must
+// carry that name; it hands control to libFuzzer's driver instead of libFuzzer's own main.
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
+) -> CInt
+
+@_cdecl("DecodeFuzzer_main")
+public func decodeFuzzerMain(
+    _ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> CInt {
+    var count = argc
+    var vector = argv
+    return LLVMFuzzerRunDriver(&count, &vector) { fuzzDecode($0, $1) }
+}

@@ -36,7 +36,7 @@ public enum ImageResampler {
         let intermediateWidth = size.width
         var intermediate = [SIMD4<Float>](repeating: .zero, count: intermediateWidth * pixels.height)
         let firstRow = rows.first.min() ?? 0
-        let lastRow = zip(rows.first, rows.weights).map { $0 + $1.count }.max() ?? pixels.height
+        let lastRow = zip(rows.first, rows.count).map { $0 + $1 }.max() ?? pixels.height
         pixels.withUnsafeBytes { raw in
             let src = raw.bindMemory(to: UInt8.self)
             var line = [SIMD4<Float>](repeating: .zero, count: pixels.width)
@@ -51,11 +51,13 @@ public enum ImageResampler {
                             line[x] = v
                         }
                         let outBase = y * intermediateWidth
-                        for x in 0..<intermediateWidth {
-                            let start = columns.first[x]
-                            var acc = SIMD4<Float>.zero
-                            for (k, w) in columns.weights[x].enumerated() { acc += line[start + k] * w }
-                            out[outBase + x] = acc
+                        columns.weights.withUnsafeBufferPointer { weights in
+                            for x in 0..<intermediateWidth {
+                                let start = columns.first[x], taps = columns.count[x], w = x * columns.stride
+                                var acc = SIMD4<Float>.zero
+                                for k in 0..<taps { acc += line[start + k] * weights[w + k] }
+                                out[outBase + x] = acc
+                            }
                         }
                     }
                 }
@@ -67,12 +69,12 @@ public enum ImageResampler {
             let dst = raw.bindMemory(to: UInt8.self)
             intermediate.withUnsafeBufferPointer { mid in
                 for y in 0..<size.height {
-                    let start = rows.first[y]
-                    let weights = rows.weights[y]
+                    let start = rows.first[y], taps = rows.count[y]
+                    let weights = Array(rows.weights[(y * rows.stride)..<(y * rows.stride + taps)])
                     let outBase = y * size.width * 4
                     for x in 0..<size.width {
                         var acc = SIMD4<Float>.zero
-                        for (k, w) in weights.enumerated() { acc += mid[(start + k) * intermediateWidth + x] * w }
+                        for k in 0..<taps { acc += mid[(start + k) * intermediateWidth + x] * weights[k] }
                         let p = outBase + x * 4
                         let v = opaque ? store(acc) : unpremultiply(acc)
                         dst[p] = v.0
@@ -108,39 +110,39 @@ public enum ImageResampler {
         return (UInt8(min(scaled.x, 255)), UInt8(min(scaled.y, 255)), UInt8(min(scaled.z, 255)), UInt8(alpha + 0.5))
     }
 
-    /// For each output index: the first source index and the normalised weights from there on.
+    /// For each output index: the first source index, the number of taps, and the
+    /// normalised weights, stored contiguously at `index * stride` (no nested arrays in
+    /// the inner loops).
     struct Contributions {
-        var first: [Int]
-        var weights: [[Float]]
+        var first: [Int] = []
+        var count: [Int] = []
+        var weights: [Float] = []
+        var stride = 1
 
         init(source: Int, destination: Int, filter: ResamplingFilter) {
             let scale = Double(source) / Double(destination)
             let widen = max(scale, 1)
             let support = filter.support * widen
-            first = []
-            weights = []
-            first.reserveCapacity(destination)
-            weights.reserveCapacity(destination)
+            var lists: [[Float]] = []
+            lists.reserveCapacity(destination)
             for i in 0..<destination {
                 let center = (Double(i) + 0.5) * scale
-                var lo = Int((center - support).rounded(.down))
-                var hi = Int((center + support).rounded(.up))
-                lo = max(lo, 0)
-                hi = min(hi, source)
+                let nearest = min(source - 1, Int(center))
                 if filter == .nearest {
-                    let nearest = min(source - 1, Int(center))
                     first.append(nearest)
-                    weights.append([1])
+                    lists.append([1])
                     continue
                 }
+                let lo = max(Int((center - support).rounded(.down)), 0)
+                let hi = min(Int((center + support).rounded(.up)), source)
                 var w: [Double] = []
                 for j in lo..<max(hi, lo + 1) {
                     w.append(filter.weight((Double(j) + 0.5 - center) / widen))
                 }
                 let sum = w.reduce(0, +)
                 if sum == 0 {
-                    first.append(min(source - 1, Int(center)))
-                    weights.append([1])
+                    first.append(nearest)
+                    lists.append([1])
                     continue
                 }
                 // Drop zero weights at the ends to keep the inner loops short.
@@ -148,7 +150,13 @@ public enum ImageResampler {
                 while start < end - 1 && w[start] == 0 { start += 1 }
                 while end - 1 > start && w[end - 1] == 0 { end -= 1 }
                 first.append(lo + start)
-                weights.append(w[start..<end].map { Float($0 / sum) })
+                lists.append(w[start..<end].map { Float($0 / sum) })
+            }
+            stride = lists.map(\.count).max() ?? 1
+            count = lists.map(\.count)
+            weights = [Float](repeating: 0, count: stride * destination)
+            for (i, list) in lists.enumerated() {
+                for (k, value) in list.enumerated() { weights[i * stride + k] = value }
             }
         }
     }

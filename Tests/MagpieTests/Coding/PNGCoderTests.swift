@@ -97,3 +97,16 @@ struct PNGCoderTests {
         #expect(reason?.isCorrupt == true, "\(String(describing: reason))")
     }
 }
+
+extension PNGCoderTests {
+    /// Found by fuzzing: an sPLT chunk declaring 1.9 GB in a tiny file made libpng
+    /// allocate the declared length. Now the chunk is refused and the file ends as truncated.
+    @Test func hugeDeclaredChunkLengthEndsAsTruncationNotAllocation() throws {
+        var file = PNGChunks.signature
+        PNGChunks.write("IHDR", Data([0, 0, 0, 1, 0, 0, 0, 1, 1, 3, 0, 0, 0]), to: &file)
+        file.append(contentsOf: [0x73, 0x76, 0x00, 0x00] + Array("sPLT".utf8) + [0x04, 0xB8, 0x6B, 0x3A])
+        file.append(Data(repeating: 0, count: 600))
+        let reason = TestImages.decodingReason { try coder.decode(file, options: .default) }
+        #expect(reason?.isTruncated == true || reason?.isCorrupt == true, "\(String(describing: reason))")
+    }
+}
