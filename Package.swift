@@ -31,7 +31,6 @@ let package = Package(
             name: "Magpie",
             dependencies: [
                 "CImageCodecs",
-                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .executableTarget(
@@ -43,8 +42,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "magpie-bench",
-            dependencies: ["Magpie", "CImageCodecs"],
+            dependencies: ["Magpie"],
             path: "Benchmarks/MagpieBenchmarks"
+        ),
+        .executableTarget(
+            name: "magpie-bench-worker",
+            dependencies: ["Magpie", "CImageCodecs"],
+            path: "Benchmarks/BenchmarkWorker"
         ),
         .testTarget(
             name: "MagpieTests",

@@ -3,53 +3,13 @@
 // own child process so that peak RSS belongs to that task alone.
 //
 //   magpie-bench [--runs N] [--python PATH] FILE...
-//   magpie-bench --child TASK FILE RUNS        (internal)
-import CImageCodecs
+// Each measurement is one run of magpie-bench-worker (built next to this binary).
 import Foundation
 import Magpie
 
 struct Measurement: Codable {
     var medianMs: Double
     var peakRSSKiB: Int
-}
-
-let thumbBox = PixelSize(width: 256, height: 256)
-
-/// Work done once per timed run by each task.
-func runTask(_ task: String, _ data: Data) throws {
-    switch task {
-    case "decode":
-        _ = try ImageCoderRegistry.shared.decode(data)
-    case "thumb":
-        let image = try ImageCoderRegistry.shared.decode(data, options: .init(targetSize: thumbBox))
-        let small = try image.resized(toFit: thumbBox)
-        _ = try ImageCoderRegistry.shared.encode(small, as: .jpeg, options: .init(quality: 80))
-    case "raw-decode":
-        // The C wrapper alone: no orientation, no Swift image model.
-        var bitmap = mg_bitmap()
-        var error = mg_error()
-        var limits = mg_limits(max_pixels: 0, max_total_bytes: 0, max_frames: 0)
-        let status = data.withUnsafeBytes { raw -> Int32 in
-            let p = raw.bindMemory(to: UInt8.self).baseAddress!
-            switch ImageFormat(sniffing: data) {
-            case .jpeg: return mg_jpeg_decode(p, raw.count, 0, 0, 0, &limits, &bitmap, &error)
-            case .png: return mg_png_decode(p, raw.count, &limits, &bitmap, &error)
-            default: return -1
-            }
-        }
-        guard status == 0 else { throw MagpieError.decodingFailed(reason: .corruptData(.unknown, message: "raw decode failed")) }
-        mg_free(bitmap.pixels)
-    default:
-        fatalError("unknown task \(task)")
-    }
-}
-
-func peakRSSKiB() -> Int {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
-    }
-    return 0
 }
 
 func median(_ values: [Double]) -> Double {
@@ -59,15 +19,6 @@ func median(_ values: [Double]) -> Double {
 
 func milliseconds(_ d: Duration) -> Double {
     Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
-}
-
-func child(task: String, path: String, runs: Int) throws -> Measurement {
-    let data = try Data(contentsOf: URL(fileURLWithPath: path))
-    for _ in 0..<2 { try runTask(task, data) }  // warm-up
-    var times: [Double] = []
-    let clock = ContinuousClock()
-    for _ in 0..<runs { times.append(milliseconds(clock.measure { try? runTask(task, data) })) }
-    return Measurement(medianMs: median(times), peakRSSKiB: peakRSSKiB())
 }
 
 /// Runs a command, returning its standard output, or nil when it fails.
@@ -93,7 +44,7 @@ func which(_ name: String) -> String? {
 }
 
 let pillowScript = """
-import io, sys, time, resource, statistics
+import io, sys, time, statistics
 from PIL import Image
 task, path, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 data = open(path, 'rb').read()
@@ -111,7 +62,9 @@ for _ in range(2): run()
 times = []
 for _ in range(runs):
     t = time.perf_counter(); run(); times.append((time.perf_counter() - t) * 1000)
-print('{"medianMs": %f, "peakRSSKiB": %d}' % (statistics.median(times), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+# VmHWM, not ru_maxrss: after fork+exec ru_maxrss still holds the parent's high-water mark.
+hwm = int([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0])
+print('{"medianMs": %f, "peakRSSKiB": %d}' % (statistics.median(times), hwm))
 """
 
 func measureProcess(_ executable: String, _ arguments: [String]) -> Measurement? {
@@ -119,16 +72,34 @@ func measureProcess(_ executable: String, _ arguments: [String]) -> Measurement?
     return try? JSONDecoder().decode(Measurement.self, from: Data(output.utf8))
 }
 
-/// djpeg as a whole process per run (its start-up, about 1 ms, is included).
+/// Runs `executable` with stdout/stderr to /dev/null through posix_spawn (Foundation's
+/// Process costs ~50 ms a spawn here) and returns the wall time.
+func spawnTime(_ executable: String, _ arguments: [String]) -> Double? {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let start = ContinuousClock.now
+    guard posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0 else { return nil }
+    var status: Int32 = 0
+    waitpid(pid, &status, 0)
+    return milliseconds(ContinuousClock.now - start)
+}
+
+/// djpeg run as a process per run, minus the median cost of spawning /bin/true.
 func measureDjpeg(_ djpeg: String, path: String, scale: String?, runs: Int) -> Measurement? {
     var args = ["-outfile", "/dev/null"]
     if let scale { args += ["-scale", scale] }
     args.append(path)
+    let spawnCost = median((0..<runs).compactMap { _ in spawnTime("/bin/true", []) })
     var times: [Double] = []
-    let clock = ContinuousClock()
     for run in 0..<(runs + 2) {
-        let elapsed = clock.measure { _ = capture(djpeg, args) }
-        if run >= 2 { times.append(milliseconds(elapsed)) }
+        guard let t = spawnTime(djpeg, args) else { return nil }
+        if run >= 2 { times.append(max(0, t - spawnCost)) }
     }
     return Measurement(medianMs: median(times), peakRSSKiB: 0)
 }
@@ -136,16 +107,6 @@ func measureDjpeg(_ djpeg: String, path: String, scale: String?, runs: Int) -> M
 // MARK: - Main
 
 var arguments = Array(CommandLine.arguments.dropFirst())
-if arguments.first == "--child", arguments.count == 4 {
-    do {
-        let m = try child(task: arguments[1], path: arguments[2], runs: Int(arguments[3]) ?? 10)
-        print(String(decoding: try JSONEncoder().encode(m), as: UTF8.self))
-        exit(0)
-    } catch {
-        FileHandle.standardError.write(Data("\(error)\n".utf8))
-        exit(1)
-    }
-}
 
 var runs = 10
 var python = which("python3") ?? "/usr/bin/python3"
@@ -158,7 +119,7 @@ while !arguments.isEmpty {
     default: files.append(argument)
     }
 }
-let me = CommandLine.arguments[0]
+let worker = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("magpie-bench-worker").path
 let hasPillow = capture(python, ["-c", "import PIL"]) != nil
 let djpeg = which("djpeg")
 
@@ -181,9 +142,10 @@ for path in files {
     }
     let format = image.format
     for task in ["decode", "thumb"] {
-        let magpie = measureProcess(me, ["--child", task, path, "\(runs)"])
+        let magpie = measureProcess(worker, [task, path, "\(runs)"])
         let raw = task == "decode" && (format == .jpeg || format == .png)
-            ? measureProcess(me, ["--child", "raw-decode", path, "\(runs)"]) : nil
+            ? measureProcess(worker, ["raw-decode", path, "\(runs)"])
+            : task == "thumb" && format == .jpeg ? measureProcess(worker, ["raw-thumb", path, "\(runs)"]) : nil
         let pillow = hasPillow ? measureProcess(python, ["-c", pillowScript, task, path, "\(runs)"]) : nil
         var djpegResult: Measurement?
         if let djpeg, format == .jpeg {

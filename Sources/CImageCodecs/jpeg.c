@@ -132,6 +132,62 @@ static void cmyk_row_to_rgba(const uint8_t *cmyk, uint8_t *rgba, uint32_t width,
     }
 }
 
+
+// At 1/8 scale libjpeg's IDCT reads only each block's DC coefficient, and a progressive
+// JPEG keeps DC in scans of its own (Ss == 0). Copying the stream without its AC scans
+// (skipped by looking for the next marker, no Huffman decoding) therefore gives the same
+// 1/8 picture for a fraction of the work. Returns NULL when the stream does not have the
+// expected structure (the caller then decodes normally), or sets *truncated when the
+// data ends inside a scan or before EOI.
+static uint8_t *dc_only_stream(const uint8_t *data, size_t length, size_t *out_length, int *truncated) {
+    uint8_t *out = malloc(length);
+    if (!out) return NULL;
+    size_t o = 0, i = 2;
+    memcpy(out, data, 2);  // SOI
+    o = 2;
+    *truncated = 0;
+    while (i + 2 <= length) {
+        if (data[i] != 0xFF) { free(out); return NULL; }
+        uint8_t marker = data[i + 1];
+        if (marker == 0xFF) { i++; continue; }
+        if (marker == 0xD9) {  // EOI
+            out[o++] = 0xFF;
+            out[o++] = 0xD9;
+            *out_length = o;
+            return out;
+        }
+        if (i + 4 > length) break;
+        size_t segment = ((size_t)data[i + 2] << 8 | data[i + 3]) + 2;
+        if (i + segment > length) { *truncated = 1; free(out); return NULL; }
+        int keep = 1;
+        size_t end = i + segment;
+        if (marker == 0xDA) {  // SOS: header, then entropy-coded data up to the next marker
+            size_t ns = data[i + 4];
+            if (segment < 8 + 2 * ns) { free(out); return NULL; }  // Ls = 6 + 2*Ns, plus the marker
+            keep = data[i + 4 + 1 + 2 * ns] == 0;  // Ss == 0: a DC scan
+            size_t j = end;
+            for (;;) {
+                const uint8_t *ff = j < length ? memchr(data + j, 0xFF, length - j) : NULL;
+                if (!ff || (size_t)(ff - data) + 1 >= length) { *truncated = 1; free(out); return NULL; }
+                j = (size_t)(ff - data);
+                uint8_t next = data[j + 1];
+                if (next == 0x00 || (next >= 0xD0 && next <= 0xD7)) { j += 2; continue; }  // stuffing, RSTn
+                if (next == 0xFF) { j += 1; continue; }  // fill bytes before a marker
+                break;
+            }
+            end = j;
+        }
+        if (keep) {
+            memcpy(out + o, data + i, end - i);
+            o += end - i;
+        }
+        i = end;
+    }
+    *truncated = 1;
+    free(out);
+    return NULL;
+}
+
 int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint32_t min_height, int32_t fast,
                    const mg_limits *limits, mg_bitmap *out, mg_error *err) {
     struct jpeg_decompress_struct cinfo;
@@ -139,11 +195,16 @@ int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint3
     mg_jpeg_progress progress;
     uint8_t *volatile pixels = NULL;
     uint8_t *volatile cmyk_row = NULL;
+    uint8_t *volatile dc_stream = NULL;
+    const uint8_t *volatile input = data;  // becomes the DC-only copy on that path
+    volatile size_t input_length = length;
+restart:
     setup_errors(&mgr);
     cinfo.err = &mgr.base;
     if (setjmp(mgr.jump)) {
         free(pixels);
         free(cmyk_row);
+        free(dc_stream);
         jpeg_destroy_decompress(&cinfo);
         return copy_failure(&mgr, err);
     }
@@ -151,12 +212,13 @@ int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint3
     progress.base.progress_monitor = on_progress;
     progress.cinfo = &cinfo;
     cinfo.progress = &progress.base;
-    jpeg_mem_src(&cinfo, data, (unsigned long)length);
+    jpeg_mem_src(&cinfo, input, (unsigned long)input_length);
     jpeg_read_header(&cinfo, TRUE);
 
     int status = mg_check_frame_size(err, limits, cinfo.image_width, cinfo.image_height, "JPEG");
     if (status != MG_OK) {
         jpeg_destroy_decompress(&cinfo);
+        free(dc_stream);
         return status;
     }
 
@@ -176,6 +238,23 @@ int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint3
             cinfo.do_fancy_upsampling = FALSE;
             cinfo.dct_method = JDCT_IFAST;
         }
+        if (fast && num == 1 && cinfo.progressive_mode && !dc_stream) {
+            size_t dc_length = 0;
+            int truncated = 0;
+            uint8_t *dc = dc_only_stream(input, input_length, &dc_length, &truncated);
+            if (truncated) {
+                jpeg_destroy_decompress(&cinfo);
+                return mg_fail(err, MG_ERR_TRUNCATED, "data ends before the end of the image");
+            }
+            if (dc) {
+                // Start over on the DC-only copy; the scale and limits come out the same.
+                jpeg_destroy_decompress(&cinfo);
+                dc_stream = dc;
+                input = dc;
+                input_length = dc_length;
+                goto restart;
+            }
+        }
     }
     jpeg_start_decompress(&cinfo);
 
@@ -184,6 +263,7 @@ int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint3
     pixels = malloc(stride * height);
     if (!pixels) {
         jpeg_destroy_decompress(&cinfo);
+        free(dc_stream);
         return mg_fail(err, MG_ERR_NO_MEMORY, "cannot allocate %ux%u RGBA", width, height);
     }
     if (is_cmyk) {
@@ -191,6 +271,7 @@ int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint3
         if (!cmyk_row) {
             free(pixels);
             jpeg_destroy_decompress(&cinfo);
+            free(dc_stream);
             return mg_fail(err, MG_ERR_NO_MEMORY, "cannot allocate a CMYK row");
         }
         int inverted = cinfo.saw_Adobe_marker;
@@ -212,6 +293,7 @@ int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint3
     jpeg_finish_decompress(&cinfo);
     jpeg_destroy_decompress(&cinfo);
     free(cmyk_row);
+    free(dc_stream);
     out->pixels = pixels;
     out->width = width;
     out->height = height;

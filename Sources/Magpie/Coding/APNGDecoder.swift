@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Decodes the animation of an APNG (acTL/fcTL/fdAT chunks) per the APNG specification.
 ///

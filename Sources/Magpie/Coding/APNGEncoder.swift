@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Writes an animated image as APNG: every frame full-canvas, dispose none, blend source.
 struct APNGEncoder {

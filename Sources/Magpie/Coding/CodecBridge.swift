@@ -1,5 +1,9 @@
 import CImageCodecs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Glue between the C codec wrappers and Swift: limits in, errors and bitmaps out.
 enum CodecBridge {

@@ -1,5 +1,9 @@
 import CImageCodecs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// GIF coder (giflib): decodes still and animated GIFs, encodes animated GIFs.
 ///

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Reads and/or writes one image format. Register your own with
 /// `ImageCoderRegistry.shared.register(_:)` to add a format or replace a built-in coder.

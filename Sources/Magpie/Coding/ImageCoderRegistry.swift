@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 
 /// The set of coders Magpie decodes and encodes with (SDWebImage's coders manager idea).
@@ -46,7 +50,7 @@ public final class ImageCoderRegistry: Sendable {
         }
         let format = ImageFormat(sniffing: data)
         if format == .unknown {
-            let hex = data.prefix(8).map { String(format: "%02x", $0) }.joined(separator: " ")
+            let hex = data.prefix(8).map(\.hexDigits).joined(separator: " ")
             throw MagpieError.decodingFailed(reason: .unknownFormat(leadingBytes: hex))
         }
         throw MagpieError.decodingFailed(reason: .unsupportedFormat(format, detail: "no registered decoder"))

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// How to decode: downsampling target, frames, scale, orientation, and safety limits.
 public struct ImageDecodingOptions: Sendable, Equatable {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// How to encode.
 public struct ImageEncodingOptions: Sendable, Equatable {

@@ -1,5 +1,9 @@
 import CImageCodecs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// JPEG coder on libjpeg-turbo: baseline, progressive, arithmetic, greyscale, CMYK/YCCK.
 ///

@@ -1,5 +1,9 @@
 import CImageCodecs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// WebP coder (libwebp): lossy, lossless, alpha and animated WebP, both ways.
 ///

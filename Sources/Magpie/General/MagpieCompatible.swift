@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Namespace wrapper behind `.mg`, in the spirit of Kingfisher's `.kf`: Magpie's
 /// extensions live on `value.mg` so they never clash with other libraries.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The one error type of Magpie. Each case carries a nested reason with the
 /// context needed to act on it: which format, which codec message, which limit.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One frame of an image: its pixels and, for animations, how long it shows.
 public struct ImageFrame: Sendable, Equatable {

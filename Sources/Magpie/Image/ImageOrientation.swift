@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// EXIF orientation (tag 0x0112): how stored pixels must be turned to appear upright.
 public enum ImageOrientation: Int, Sendable, CaseIterable {

@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One colour in 8-bit RGBA with straight (not premultiplied) alpha.
 public struct RGBAColor: Sendable, Hashable, CustomStringConvertible {
@@ -23,7 +32,7 @@ public struct RGBAColor: Sendable, Hashable, CustomStringConvertible {
     public static let clear = RGBAColor(red: 0, green: 0, blue: 0, alpha: 0)
 
     public var description: String {
-        String(format: "#%02x%02x%02x%02x", red, green, blue, alpha)
+        "#" + [red, green, blue, alpha].map(\.hexDigits).joined()
     }
 }
 
@@ -175,5 +184,13 @@ extension PixelBuffer: Equatable {
         guard lhs.width == rhs.width, lhs.height == rhs.height else { return false }
         if lhs.storage === rhs.storage { return true }
         return memcmp(lhs.storage.bytes, rhs.storage.bytes, lhs.byteCount) == 0
+    }
+}
+
+extension UInt8 {
+    /// Two lowercase hex digits.
+    var hexDigits: String {
+        let digits = Array("0123456789abcdef")
+        return String([digits[Int(self >> 4)], digits[Int(self & 0x0F)]])
     }
 }

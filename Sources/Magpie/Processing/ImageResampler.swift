@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Resizes pixels with a separable convolution (horizontal pass, then vertical).
 ///

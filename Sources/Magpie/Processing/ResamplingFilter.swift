@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The kernel a resize uses. Downscaling widens the kernel by the scale factor so every
 /// source pixel contributes (area-correct, no aliasing).

@@ -99,3 +99,25 @@ struct JPEGCoderTests {
         #expect(reason?.isUnsupported == true, "\(String(describing: reason))")
     }
 }
+
+extension JPEGCoderTests {
+    /// At 1/8 scale a progressive JPEG is decoded from its DC scans only; each output
+    /// pixel is then the mean of an 8x8 block, which a box average of the full decode shows.
+    @Test func progressiveEighthScaleDecodeMatchesBlockAverages() throws {
+        let data = try encodedGradient(width: 1600, height: 1200, quality: 92, progressive: true)
+        let thumb = try coder.decode(data, options: .init(targetSize: PixelSize(width: 150, height: 150)))
+        #expect(thumb.width == 200 && thumb.height == 150)
+        let full = try coder.decode(data, options: .default)
+        let averaged = try BoxReducer.reduce(full.pixels, factorX: 8, factorY: 8)
+        #expect(TestImages.meanError(thumb.pixels, averaged) < 2.0)
+    }
+
+    @Test func truncatedProgressiveFileIsAnErrorEvenForThumbnails() throws {
+        let data = try encodedGradient(width: 1600, height: 1200, quality: 92, progressive: true)
+        let cut = data.prefix(data.count - 200)  // inside the last (AC refinement) scan
+        let reason = TestImages.decodingReason {
+            try coder.decode(cut, options: .init(targetSize: PixelSize(width: 150, height: 150)))
+        }
+        #expect(reason?.isTruncated == true, "\(String(describing: reason))")
+    }
+}

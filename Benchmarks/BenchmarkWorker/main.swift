@@ -1,0 +1,92 @@
+// magpie-bench-worker: runs one benchmark task on one file and prints its median time
+// and peak RSS as JSON. Kept apart from magpie-bench and free of full Foundation
+// (FoundationEssentials only) so its peak RSS is what a lean Magpie process costs.
+//
+//   magpie-bench-worker TASK FILE RUNS      TASK: decode | thumb | raw-decode | raw-thumb
+import CImageCodecs
+import FoundationEssentials
+import Magpie
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Measurement: Codable {
+    var medianMs: Double
+    var peakRSSKiB: Int
+}
+
+let thumbBox = PixelSize(width: 256, height: 256)
+
+/// Work done once per timed run by each task.
+func runTask(_ task: String, _ data: Data) throws {
+    switch task {
+    case "decode":
+        _ = try ImageCoderRegistry.shared.decode(data)
+    case "thumb":
+        let image = try ImageCoderRegistry.shared.decode(data, options: .init(targetSize: thumbBox))
+        let small = try image.resized(toFit: thumbBox)
+        _ = try ImageCoderRegistry.shared.encode(small, as: .jpeg, options: .init(quality: 80))
+    case "raw-decode", "raw-thumb":
+        // The C wrapper alone: no orientation, no Swift image model. raw-thumb is the
+        // DCT-scaled JPEG decode the thumbnail path starts with (the codec floor).
+        var bitmap = mg_bitmap()
+        var error = mg_error()
+        var limits = mg_limits(max_pixels: 0, max_total_bytes: 0, max_frames: 0)
+        let status = data.withUnsafeBytes { raw -> Int32 in
+            let p = raw.bindMemory(to: UInt8.self).baseAddress!
+            switch (ImageFormat(sniffing: data), task) {
+            case (.jpeg, "raw-decode"): return mg_jpeg_decode(p, raw.count, 0, 0, 0, &limits, &bitmap, &error)
+            case (.jpeg, _):
+                var header = mg_jpeg_header()
+                _ = mg_jpeg_read_header(p, raw.count, &header, &error)
+                let fit = PixelSize(width: Int(header.width), height: Int(header.height)).fitting(in: thumbBox)
+                return mg_jpeg_decode(p, raw.count, UInt32(fit.width), UInt32(fit.height), 1, &limits, &bitmap, &error)
+            case (.png, "raw-decode"): return mg_png_decode(p, raw.count, &limits, &bitmap, &error)
+            default: return -1
+            }
+        }
+        guard status == 0 else { throw MagpieError.decodingFailed(reason: .corruptData(.unknown, message: "raw decode failed")) }
+        mg_free(bitmap.pixels)
+    default:
+        fatalError("unknown task \(task)")
+    }
+}
+
+func peakRSSKiB() -> Int {
+    guard let status = try? String(decoding: Data(contentsOf: URL(fileURLWithPath: "/proc/self/status")), as: UTF8.self) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+    }
+    return 0
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+func milliseconds(_ d: Duration) -> Double {
+    Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
+}
+
+func child(task: String, path: String, runs: Int) throws -> Measurement {
+    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    for _ in 0..<2 { try runTask(task, data) }  // warm-up
+    var times: [Double] = []
+    let clock = ContinuousClock()
+    for _ in 0..<runs { times.append(milliseconds(clock.measure { try? runTask(task, data) })) }
+    return Measurement(medianMs: median(times), peakRSSKiB: peakRSSKiB())
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count == 4, let runs = Int(arguments[3]) else {
+    print("usage: magpie-bench-worker TASK FILE RUNS")
+    exit(2)
+}
+do {
+    let m = try child(task: arguments[1], path: arguments[2], runs: runs)
+    print(String(decoding: try JSONEncoder().encode(m), as: UTF8.self))
+} catch {
+    print("error: \(error)")
+    exit(1)
+}
