@@ -249,7 +249,7 @@ static int read_image(mg_gif_decoder *decoder, mg_bitmap *frame, uint32_t *delay
     }
     if (disposal == DISPOSE_PREVIOUS && !decoder->saved && !(decoder->saved = malloc(canvas_bytes)))
         return decoder_failure(decoder, mg_fail(err, MG_ERR_NO_MEMORY, "cannot allocate the GIF restore buffer"));
-    uint8_t *output = malloc(canvas_bytes);
+    uint8_t *output = mg_alloc_pixels(canvas_bytes);
     if (!output)
         return decoder_failure(decoder, mg_fail(err, MG_ERR_NO_MEMORY, "cannot allocate GIF frame %u", index));
 

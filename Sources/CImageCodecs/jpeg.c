@@ -260,7 +260,7 @@ restart:
 
     uint32_t width = cinfo.output_width, height = cinfo.output_height;
     size_t stride = (size_t)width * 4;
-    pixels = malloc(stride * height);
+    pixels = mg_alloc_pixels(stride * height);
     if (!pixels) {
         jpeg_destroy_decompress(&cinfo);
         free(dc_stream);

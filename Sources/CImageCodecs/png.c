@@ -99,7 +99,7 @@ int mg_png_decode(const uint8_t *data, size_t length, const mg_limits *limits, m
         png_destroy_read_struct(&png, &info, NULL);
         return mg_fail(err, MG_ERR_CORRUPT, "unexpected row size after conversion to RGBA");
     }
-    pixels = malloc(stride * height);
+    pixels = mg_alloc_pixels(stride * height);
     rows = malloc(sizeof(png_bytep) * height);
     if (!pixels || !rows) {
         free(pixels);

@@ -169,7 +169,7 @@ static int decode_still(const uint8_t *data, size_t length, const mg_webp_decode
     // Decoding into our own malloc'd block lets Swift adopt the pixels without a copy.
     size_t stride = (size_t)width * 4;
     size_t size = stride * height;
-    uint8_t *pixels = malloc(size);
+    uint8_t *pixels = mg_alloc_pixels(size);
     if (!pixels) return mg_fail(err, MG_ERR_NO_MEMORY, "could not allocate %zu bytes for %ux%u", size, width, height);
     config.output.colorspace = MODE_RGBA;
     config.output.is_external_memory = 1;
@@ -227,7 +227,7 @@ static int decode_animation(const uint8_t *data, size_t length, uint32_t count, 
             break;
         }
         // The decoder reuses its canvas for the next frame, so each frame gets a copy.
-        uint8_t *pixels = malloc(size);
+        uint8_t *pixels = mg_alloc_pixels(size);
         if (!pixels) {
             status = mg_fail(err, MG_ERR_NO_MEMORY, "could not allocate %zu bytes for frame %u", size, i + 1);
             break;

@@ -45,4 +45,7 @@ typedef struct {
 
 void mg_free(void *pointer);
 
+/// Allocates pixel memory (huge-page friendly when large); release with mg_free/free.
+void *mg_alloc_pixels(size_t size);
+
 #endif

@@ -1,3 +1,5 @@
+import CImageCodecs
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -21,8 +23,8 @@ final class PixelStorage: @unchecked Sendable {
 
     /// Allocates `count` bytes, zero-filled when `zeroed`; nil when memory is exhausted.
     init?(count: Int, zeroed: Bool) {
-        let size = max(count, 1)
-        guard let raw = zeroed ? calloc(size, 1) : malloc(size) else { return nil }
+        guard let raw = mg_alloc_pixels(max(count, 1)) else { return nil }
+        if zeroed { memset(raw, 0, count) }
         self.bytes = raw.assumingMemoryBound(to: UInt8.self)
         self.count = count
     }

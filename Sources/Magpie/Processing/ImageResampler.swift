@@ -46,18 +46,17 @@ public enum ImageResampler {
             var line = [SIMD4<Float>](repeating: .zero, count: pixels.width)
             intermediate.withUnsafeMutableBufferPointer { out in
                 line.withUnsafeMutableBufferPointer { line in
-                    for y in firstRow..<lastRow {
-                        let base = y * pixels.width * 4
-                        for x in 0..<pixels.width {
-                            let p = base + x * 4
-                            var v = SIMD4<Float>(Float(src[p]), Float(src[p + 1]), Float(src[p + 2]), Float(src[p + 3]))
-                            if !opaque { v = premultiply(v) }
-                            line[x] = v
-                        }
-                        let outBase = y * intermediateWidth
-                        columns.weights.withUnsafeBufferPointer { weights in
+                    columns.withPointers { first, count, weights, stride in
+                        for y in firstRow..<lastRow {
+                            let base = y * pixels.width * 4
+                            for x in 0..<pixels.width {
+                                let p = base + x * 4
+                                let v = SIMD4<Float>(Float(src[p]), Float(src[p + 1]), Float(src[p + 2]), Float(src[p + 3]))
+                                line[x] = opaque ? v : premultiply(v)
+                            }
+                            let outBase = y * intermediateWidth
                             for x in 0..<intermediateWidth {
-                                let start = columns.first[x], taps = columns.count[x], w = x * columns.stride
+                                let start = first[x], taps = count[x], w = x * stride
                                 var acc = SIMD4<Float>.zero
                                 for k in 0..<taps { acc += line[start + k] * weights[w + k] }
                                 out[outBase + x] = acc
@@ -68,23 +67,32 @@ public enum ImageResampler {
             }
         }
 
+        // Vertical pass: whole intermediate rows are scaled and summed into one accumulator
+        // row, so memory is read sequentially rather than a row apart per tap.
         var output = try PixelBuffer.uninitialized(width: size.width, height: size.height)
         output.withUnsafeMutableBytes { raw in
             let dst = raw.bindMemory(to: UInt8.self)
+            var accumulator = [SIMD4<Float>](repeating: .zero, count: size.width)
             intermediate.withUnsafeBufferPointer { mid in
-                for y in 0..<size.height {
-                    let start = rows.first[y], taps = rows.count[y]
-                    let weights = Array(rows.weights[(y * rows.stride)..<(y * rows.stride + taps)])
-                    let outBase = y * size.width * 4
-                    for x in 0..<size.width {
-                        var acc = SIMD4<Float>.zero
-                        for k in 0..<taps { acc += mid[(start + k) * intermediateWidth + x] * weights[k] }
-                        let p = outBase + x * 4
-                        let v = opaque ? store(acc) : unpremultiply(acc)
-                        dst[p] = v.0
-                        dst[p + 1] = v.1
-                        dst[p + 2] = v.2
-                        dst[p + 3] = opaque ? 255 : v.3
+                accumulator.withUnsafeMutableBufferPointer { acc in
+                    rows.withPointers { first, count, weights, stride in
+                        for y in 0..<size.height {
+                            acc.update(repeating: .zero)
+                            for k in 0..<count[y] {
+                                let w = weights[y * stride + k]
+                                let row = (first[y] + k) * intermediateWidth
+                                for x in 0..<size.width { acc[x] += mid[row + x] * w }
+                            }
+                            let outBase = y * size.width * 4
+                            for x in 0..<size.width {
+                                let p = outBase + x * 4
+                                let v = opaque ? store(acc[x]) : unpremultiply(acc[x])
+                                dst[p] = v.0
+                                dst[p + 1] = v.1
+                                dst[p + 2] = v.2
+                                dst[p + 3] = opaque ? 255 : v.3
+                            }
+                        }
                     }
                 }
             }
@@ -161,6 +169,17 @@ public enum ImageResampler {
             weights = [Float](repeating: 0, count: stride * destination)
             for (i, list) in lists.enumerated() {
                 for (k, value) in list.enumerated() { weights[i * stride + k] = value }
+            }
+        }
+
+        /// Calls `body` with unchecked views of the tables, for the inner loops.
+        func withPointers<R>(
+            _ body: (UnsafeBufferPointer<Int>, UnsafeBufferPointer<Int>, UnsafeBufferPointer<Float>, Int) -> R
+        ) -> R {
+            first.withUnsafeBufferPointer { f in
+                count.withUnsafeBufferPointer { c in
+                    weights.withUnsafeBufferPointer { w in body(f, c, w, stride) }
+                }
             }
         }
     }
