@@ -144,17 +144,6 @@ private enum GIFFixtures {
         let (seconds, attoseconds) = duration.components
         return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
     }
-
-    static func reason(_ body: () throws -> Any) -> MagpieError.DecodingFailureReason? {
-        do {
-            _ = try body()
-            return nil
-        } catch let error as MagpieError {
-            return error.decodingReason
-        } catch {
-            return nil
-        }
-    }
 }
 
 private extension MagpieError.DecodingFailureReason {
@@ -419,7 +408,7 @@ struct GIFCoderTests {
         // A cut between two frames looks exactly like this, so it must not pass as complete.
         let blocks = [GIFFixtures.Block(width: 1, height: 1, indices: [0]), GIFFixtures.Block(width: 1, height: 1, indices: [1])]
         let data = GIFFixtures.gif(width: 1, height: 1, palette: [0, 0, 0, 9, 9, 9], blocks: blocks, trailer: false)
-        #expect(GIFFixtures.reason { try coder.decode(data, options: .default) }?.isTruncation == true)
+        #expect(TestImages.decodingReason { try coder.decode(data, options: .default) }?.isTruncation == true)
         #expect(try coder.decode(data, options: .init(onlyFirstFrame: true)).frames.count == 1)
         let complete = GIFFixtures.gif(width: 1, height: 1, palette: [0, 0, 0, 9, 9, 9], blocks: blocks)
         #expect(try coder.decode(complete + Data([1, 2, 3]), options: .default).frames.count == 2)
@@ -431,7 +420,7 @@ struct GIFCoderTests {
         let data = try coder.encode(animation(frames: 3), options: .default)
         var wrong: [Int] = []
         for cut in 1..<data.count {
-            let reason = GIFFixtures.reason { try coder.decode(data.prefix(cut), options: .default) }
+            let reason = TestImages.decodingReason { try coder.decode(data.prefix(cut), options: .default) }
             if reason?.isTruncation != true { wrong.append(cut) }
         }
         #expect(wrong.isEmpty, "cuts not reported as truncated: \(wrong)")
@@ -442,25 +431,25 @@ struct GIFCoderTests {
                                             blocks: [GIFFixtures.Block(width: 2, height: 2, indices: [0, 0, 0, 0])]))
         let header = 13 + 6  // signature + screen descriptor + 2-entry palette
         for i in header..<bytes.count { bytes[i] = UInt8(truncatingIfNeeded: 0x99 &+ i * 37) }
-        let reason = GIFFixtures.reason { try coder.decode(Data(bytes), options: .default) }
+        let reason = TestImages.decodingReason { try coder.decode(Data(bytes), options: .default) }
         #expect(reason?.isCorruption == true, "\(String(describing: reason))")
     }
 
     @Test func imageBlockWithZeroSizeIsCorrupt() {
         let data = GIFFixtures.gif(width: 1, height: 1, palette: [0, 0, 0], blocks: [GIFFixtures.Block(width: 0, height: 1, indices: [])])
-        #expect(GIFFixtures.reason { try coder.decode(data, options: .default) }?.isCorruption == true)
+        #expect(TestImages.decodingReason { try coder.decode(data, options: .default) }?.isCorruption == true)
     }
 
     @Test func fileWithoutImagesIsAnError() {
         let data = GIFFixtures.gif(width: 1, height: 1, palette: [0, 0, 0], blocks: [])
-        #expect(GIFFixtures.reason { try coder.decode(data, options: .default) }?.isCorruption == true)
+        #expect(TestImages.decodingReason { try coder.decode(data, options: .default) }?.isCorruption == true)
     }
 
     @Test func logicalScreenOverThePixelLimitIsTooLargeBeforeAllocation() {
         // 65535 x 65535 would need 17 GB: the refusal must come from the header alone.
         let data = GIFFixtures.gif(width: 65535, height: 65535, palette: [0, 0, 0],
                                    blocks: [GIFFixtures.Block(width: 1, height: 1, indices: [0])])
-        let reason = GIFFixtures.reason { try coder.decode(data, options: .default) }
+        let reason = TestImages.decodingReason { try coder.decode(data, options: .default) }
         #expect(reason?.isTooLargeGIF == true)
         #expect(reason?.gifMessage?.contains("65535x65535") == true)
         #expect(reason?.gifMessage?.contains("100000000") == true)
@@ -469,7 +458,7 @@ struct GIFCoderTests {
     @Test func imageBlockOverThePixelLimitIsTooLarge() {
         let data = GIFFixtures.gif(width: 4, height: 4, palette: [0, 0, 0],
                                    blocks: [GIFFixtures.Block(width: 20000, height: 20000, indices: [0])])
-        #expect(GIFFixtures.reason { try coder.decode(data, options: .default) }?.isTooLargeGIF == true)
+        #expect(TestImages.decodingReason { try coder.decode(data, options: .default) }?.isTooLargeGIF == true)
     }
 
     @Test func imageBlocksFarOutsideTheCanvasCountAgainstTheMemoryBudget() {
@@ -477,14 +466,14 @@ struct GIFCoderTests {
         let blocks = (0..<3).map { _ in GIFFixtures.Block(left: 5000, top: 0, width: 100, height: 100, indices: [UInt8](repeating: 0, count: 10000)) }
         let data = GIFFixtures.gif(width: 2, height: 2, palette: [0, 0, 0], blocks: blocks)
         let limited = ImageDecodingOptions(limits: .init(maxTotalBytes: 25_000 * 4))
-        #expect(GIFFixtures.reason { try coder.decode(data, options: limited) }?.isTooLargeGIF == true)
+        #expect(TestImages.decodingReason { try coder.decode(data, options: limited) }?.isTooLargeGIF == true)
         #expect((try? coder.decode(data, options: .default))?.frames.count == 3)
     }
 
     @Test func frameCountLimitIsEnforced() throws {
         let data = try coder.encode(animation(frames: 5), options: .default)
         let limited = ImageDecodingOptions(limits: .init(maxFrameCount: 3))
-        let reason = GIFFixtures.reason { try coder.decode(data, options: limited) }
+        let reason = TestImages.decodingReason { try coder.decode(data, options: limited) }
         #expect(reason?.isTooLargeGIF == true)
         #expect(reason?.gifMessage?.contains("3") == true)
         #expect(try coder.decode(data, options: .init(limits: .init(maxFrameCount: 5))).frames.count == 5)
@@ -494,7 +483,7 @@ struct GIFCoderTests {
         let data = try coder.encode(animation(frames: 4), options: .default)
         let frameBytes = 17 * 11 * 4
         let limited = ImageDecodingOptions(limits: .init(maxTotalBytes: frameBytes * 3 + 1))
-        #expect(GIFFixtures.reason { try coder.decode(data, options: limited) }?.isTooLargeGIF == true)
+        #expect(TestImages.decodingReason { try coder.decode(data, options: limited) }?.isTooLargeGIF == true)
         #expect(try coder.decode(data, options: .init(limits: .init(maxTotalBytes: frameBytes * 4))).frames.count == 4)
     }
 

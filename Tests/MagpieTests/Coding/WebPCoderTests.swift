@@ -24,24 +24,6 @@ struct WebPCoderTests {
         return try PixelBuffer(width: width, height: height, rgba: rgba)
     }
 
-    /// Mean absolute difference per channel value; sizes must match.
-    static func meanAbsoluteError(_ a: PixelBuffer, _ b: PixelBuffer) -> Double {
-        let x = a.rgbaBytes, y = b.rgbaBytes
-        var total = 0
-        for i in 0..<x.count { total += abs(Int(x[i]) - Int(y[i])) }
-        return Double(total) / Double(x.count)
-    }
-
-    static func reason(of body: () throws -> Image) -> MagpieError.DecodingFailureReason? {
-        do {
-            _ = try body()
-            return nil
-        } catch let error as MagpieError {
-            return error.decodingReason
-        } catch {
-            return nil
-        }
-    }
 
     static func le32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8((value >> (8 * $0)) & 0xFF) } }
     static func le24(_ value: Int) -> [UInt8] { (0..<3).map { UInt8((value >> (8 * $0)) & 0xFF) } }
@@ -102,7 +84,7 @@ struct WebPCoderTests {
         #expect(high.count > low.count)
         let decoded = try coder.decode(high, options: .default)
         #expect(decoded.width == 96 && decoded.height == 64)
-        #expect(Self.meanAbsoluteError(decoded.pixels, pixels) < 3)
+        #expect(TestImages.meanError(decoded.pixels, pixels) < 3)
     }
 
     @Test("lossy encoding keeps translucency")
@@ -134,7 +116,7 @@ struct WebPCoderTests {
     }
 
     @Test("animated lossless round trip keeps frames, pixels, durations and loop count")
-    func animatedRoundTrip() throws {
+    func animatedRoundTripKeepsFramesDurationsAndLoopCount() throws {
         let (image, data) = try animation()
         let decoded = try coder.decode(data, options: .default)
         #expect(decoded.frames.count == 3)
@@ -146,7 +128,7 @@ struct WebPCoderTests {
     }
 
     @Test("animated lossy round trip keeps frame count, durations and loop forever")
-    func animatedLossyRoundTrip() throws {
+    func lossyAnimationRoundTripStaysCloseToTheSource() throws {
         let (image, data) = try animation(frameCount: 4, lossless: false, loopCount: 0)
         let decoded = try coder.decode(data, options: .default)
         #expect(decoded.frames.count == 4)
@@ -155,14 +137,14 @@ struct WebPCoderTests {
         // Each frame should be about as close as the same pixels encoded as a still at the same quality.
         for (got, expected) in zip(decoded.frames, image.frames) {
             let still = try coder.decode(coder.encode(Image(pixels: expected.pixels), options: .default), options: .default)
-            let stillError = Self.meanAbsoluteError(still.pixels, expected.pixels)
-            let error = Self.meanAbsoluteError(got.pixels, expected.pixels)
+            let stillError = TestImages.meanError(still.pixels, expected.pixels)
+            let error = TestImages.meanError(got.pixels, expected.pixels)
             #expect(error < stillError * 1.5 + 1)
         }
     }
 
     @Test("onlyFirstFrame decodes just the first frame of an animation, and encodes a still")
-    func onlyFirstFrame() throws {
+    func onlyFirstFrameDecodesASingleStillFrame() throws {
         let (image, data) = try animation()
         let decoded = try coder.decode(data, options: ImageDecodingOptions(onlyFirstFrame: true))
         #expect(decoded.frames.count == 1)
@@ -174,13 +156,13 @@ struct WebPCoderTests {
     // MARK: Errors
 
     @Test("truncated still and animated files throw truncatedData, never a partial image")
-    func truncatedDataThrows() throws {
+    func truncatedDataIsATruncationError() throws {
         let still = try coder.encode(
             Image(pixels: try Self.gradient(width: 64, height: 64)), options: ImageEncodingOptions(lossless: true))
         let (_, animated) = try animation()
         for data in [still, animated] {
             for cut in [5, 11, 20, data.count / 2, data.count - 1] {
-                let reason = Self.reason { try coder.decode(data.prefix(cut), options: .default) }
+                let reason = TestImages.decodingReason { try coder.decode(data.prefix(cut), options: .default) }
                 guard case .truncatedData(.webp, _)? = reason else {
                     Issue.record("cut at \(cut) of \(data.count): \(String(describing: reason))")
                     continue
@@ -190,18 +172,18 @@ struct WebPCoderTests {
     }
 
     @Test("empty data throws emptyData")
-    func emptyDataThrows() {
-        #expect(Self.reason { try coder.decode(Data(), options: .default) } == .emptyData)
+    func emptyDataIsReportedAsEmpty() {
+        #expect(TestImages.decodingReason { try coder.decode(Data(), options: .default) } == .emptyData)
     }
 
     @Test("a damaged bitstream signature throws corruptData")
-    func corruptPayloadThrows() throws {
+    func corruptPayloadIsACorruptionError() throws {
         var data = try coder.encode(
             Image(pixels: try Self.gradient(width: 32, height: 32)), options: ImageEncodingOptions(lossless: true))
         // Byte 20 opens the VP8L payload with its 0x2F signature.
         #expect(data[20] == 0x2F)
         data[20] = 0x00
-        let reason = Self.reason { try coder.decode(data, options: .default) }
+        let reason = TestImages.decodingReason { try coder.decode(data, options: .default) }
         guard case .corruptData(.webp, _)? = reason else {
             Issue.record("expected corruptData, got \(String(describing: reason))")
             return
@@ -209,7 +191,7 @@ struct WebPCoderTests {
     }
 
     @Test("a chunk size pointing past the RIFF end is not a complete file")
-    func badChunkSizeThrows() throws {
+    func chunkSizePastTheEndOfTheDataIsAnError() throws {
         var data = try coder.encode(
             Image(pixels: try Self.gradient(width: 32, height: 32)), options: ImageEncodingOptions(lossless: true))
         data[16] = 0xFF  // VP8L chunk size, low byte
@@ -220,7 +202,7 @@ struct WebPCoderTests {
     @Test("a VP8X header declaring a 16384x16384 canvas is refused as tooLarge before decoding")
     func hugeCanvasIsTooLarge() {
         let data = Self.riff(Self.chunk("VP8X", [0, 0, 0, 0] + Self.le24(16383) + Self.le24(16383)))
-        let reason = Self.reason { try coder.decode(data, options: .default) }
+        let reason = TestImages.decodingReason { try coder.decode(data, options: .default) }
         guard case .tooLarge(.webp, let message)? = reason else {
             Issue.record("expected tooLarge, got \(String(describing: reason))")
             return
@@ -235,7 +217,7 @@ struct WebPCoderTests {
         let (_, animated) = try animation()
         func isTooLarge(_ data: Data, _ limits: ImageDecodingLimits, onlyFirst: Bool = false) -> Bool {
             let options = ImageDecodingOptions(onlyFirstFrame: onlyFirst, limits: limits)
-            if case .tooLarge(.webp, _)? = Self.reason(of: { try coder.decode(data, options: options) }) { return true }
+            if case .tooLarge(.webp, _)? = TestImages.decodingReason({ try coder.decode(data, options: options) }) { return true }
             return false
         }
         #expect(isTooLarge(still, ImageDecodingLimits(maxPixelsPerFrame: 4095)))
@@ -291,7 +273,7 @@ struct WebPCoderTests {
     }
 
     @Test("targetSize decodes a smaller still image that still covers the target")
-    func targetSizeScalesDown() throws {
+    func targetSizeDecodesSmallerButStillCoversTheTarget() throws {
         let pixels = try Self.gradient(width: 400, height: 200, opaque: true)
         let data = try coder.encode(Image(pixels: pixels), options: ImageEncodingOptions(quality: 90))
         let fit = try coder.decode(data, options: ImageDecodingOptions(targetSize: PixelSize(width: 100, height: 100)))
