@@ -47,8 +47,10 @@ struct APNGDecoder {
             throw MagpieError.decodingFailed(reason: .tooLarge(.png, message:
                 "APNG has \(animation.frames.count) frames, limit is \(limits.maxFrameCount)"))
         }
-        let canvasPixels = canvasWidth * canvasHeight
-        if canvasPixels > limits.maxPixelsPerFrame || canvasPixels * 4 * frameCount > limits.maxTotalBytes {
+        // Checked arithmetic: IHDR values come straight from the file (up to 2^32 - 1 each).
+        let (canvasPixels, pixelsOverflow) = canvasWidth.multipliedReportingOverflow(by: canvasHeight)
+        let (allBytes, bytesOverflow) = canvasPixels.multipliedReportingOverflow(by: 4 * frameCount)
+        if pixelsOverflow || bytesOverflow || canvasPixels > limits.maxPixelsPerFrame || allBytes > limits.maxTotalBytes {
             throw MagpieError.decodingFailed(reason: .tooLarge(.png, message:
                 "APNG canvas \(canvasWidth)x\(canvasHeight) with \(frameCount) frames exceeds the limits"))
         }

@@ -110,3 +110,24 @@ extension PNGCoderTests {
         #expect(reason?.isTruncated == true || reason?.isCorrupt == true, "\(String(describing: reason))")
     }
 }
+
+extension PNGCoderTests {
+    /// An APNG whose IHDR declares 4294967295 x 4294967295: the size arithmetic must not
+    /// overflow (a trap would crash the process); the file is refused as too large.
+    @Test func apngWithMaximalDeclaredCanvasIsRefusedWithoutOverflow() throws {
+        let pixel = Data([0x78, 0x9C, 0x63, 0x60, 0, 0, 0, 2, 0, 1])  // zlib stream, any content
+        var file = PNGChunks.signature
+        PNGChunks.write("IHDR", Data([0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 8, 6, 0, 0, 0]), to: &file)
+        PNGChunks.write("acTL", Data([0, 0, 0, 1, 0, 0, 0, 0]), to: &file)
+        PNGChunks.write("IDAT", pixel, to: &file)  // hidden default image: frame 0 comes from fdAT
+        var fctl = Data([0, 0, 0, 0])
+        PNGChunks.appendUInt32(1, to: &fctl); PNGChunks.appendUInt32(1, to: &fctl)
+        PNGChunks.appendUInt32(0, to: &fctl); PNGChunks.appendUInt32(0, to: &fctl)
+        fctl.append(contentsOf: [0, 1, 0, 100, 0, 0])
+        PNGChunks.write("fcTL", fctl, to: &file)
+        PNGChunks.write("fdAT", Data([0, 0, 0, 1]) + pixel, to: &file)
+        PNGChunks.write("IEND", Data(), to: &file)
+        let reason = TestImages.decodingReason { try coder.decode(file, options: .default) }
+        #expect(reason?.isTooLarge == true, "\(String(describing: reason))")
+    }
+}
