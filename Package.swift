@@ -27,10 +27,18 @@ let package = Package(
                 .linkedLibrary("z"),
             ]
         ),
+        // The system SQLite, for DiskStorage's index (module map only, no C sources).
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         .target(
             name: "Magpie",
             dependencies: [
                 "CImageCodecs",
+                "CSQLite",
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .executableTarget(

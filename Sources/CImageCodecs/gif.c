@@ -439,6 +439,12 @@ static int encode_frames(GifFileType *gif, uint32_t width, uint32_t height, cons
         ColorMapObject *local = NULL;
         if (i > 0 && !same_palette(frame, &frames[0]) && !(local = make_color_map(frame)))
             return mg_fail(err, MG_ERR_NO_MEMORY, "cannot allocate a GIF colour table");
+        // giflib 5.2.1 overwrites (without freeing) the previous frame's local colour
+        // map when the next frame has none: free it first (found by LeakSanitizer).
+        if (!local && gif->Image.ColorMap) {
+            GifFreeMapObject(gif->Image.ColorMap);
+            gif->Image.ColorMap = NULL;
+        }
         result = EGifPutImageDesc(gif, 0, 0, (int)width, (int)height, false, local);
         GifFreeMapObject(local);  // giflib keeps its own copy; NULL is ignored
         if (result == GIF_ERROR) goto giflib_error;

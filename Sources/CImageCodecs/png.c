@@ -46,26 +46,34 @@ static void read_bytes(png_structp png, png_bytep target, size_t count) {
 }
 
 int mg_png_decode(const uint8_t *data, size_t length, const mg_limits *limits, mg_bitmap *out, mg_error *err) {
-    mg_png_io io;
-    memset(&io, 0, sizeof io);
-    io.data = data;
-    io.length = length;
-    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &io, on_error, on_warning);
-    if (!png) return mg_fail(err, MG_ERR_NO_MEMORY, "png_create_read_struct failed");
+    // On the heap: callbacks change it between setjmp and longjmp, and only a pointer that
+    // never changes after setjmp may be read in the handler.
+    mg_png_io *io = calloc(1, sizeof *io);
+    if (!io) return mg_fail(err, MG_ERR_NO_MEMORY, "cannot allocate the PNG state");
+    io->data = data;
+    io->length = length;
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, io, on_error, on_warning);
+    if (!png) {
+        free(io);
+        return mg_fail(err, MG_ERR_NO_MEMORY, "png_create_read_struct failed");
+    }
     png_infop info = png_create_info_struct(png);
     uint8_t *volatile pixels = NULL;
     png_bytep *volatile rows = NULL;
     if (!info) {
         png_destroy_read_struct(&png, NULL, NULL);
+        free(io);
         return mg_fail(err, MG_ERR_NO_MEMORY, "png_create_info_struct failed");
     }
-    if (setjmp(io.jump)) {
+    if (setjmp(io->jump)) {
         free(pixels);
         free(rows);
         png_destroy_read_struct(&png, &info, NULL);
-        return mg_fail(err, io.status, "%s", io.message);
+        int failed = mg_fail(err, io->status, "%s", io->message);
+        free(io);
+        return failed;
     }
-    png_set_read_fn(png, &io, read_bytes);
+    png_set_read_fn(png, io, read_bytes);
     // Our own pixel limit is the real guard; lift libpng's fixed 1M x 1M cap so it
     // does not pre-empt it with a less precise message.
     png_set_user_limits(png, 0x7fffffff, 0x7fffffff);
@@ -81,6 +89,7 @@ int mg_png_decode(const uint8_t *data, size_t length, const mg_limits *limits, m
     int status = mg_check_frame_size(err, limits, width, height, "PNG");
     if (status != MG_OK) {
         png_destroy_read_struct(&png, &info, NULL);
+        free(io);
         return status;
     }
 
@@ -97,6 +106,7 @@ int mg_png_decode(const uint8_t *data, size_t length, const mg_limits *limits, m
     size_t stride = (size_t)width * 4;
     if (png_get_rowbytes(png, info) != stride) {
         png_destroy_read_struct(&png, &info, NULL);
+        free(io);
         return mg_fail(err, MG_ERR_CORRUPT, "unexpected row size after conversion to RGBA");
     }
     pixels = mg_alloc_pixels(stride * height);
@@ -105,6 +115,7 @@ int mg_png_decode(const uint8_t *data, size_t length, const mg_limits *limits, m
         free(pixels);
         free(rows);
         png_destroy_read_struct(&png, &info, NULL);
+        free(io);
         return mg_fail(err, MG_ERR_NO_MEMORY, "cannot allocate %ux%u RGBA", width, height);
     }
     for (png_uint_32 y = 0; y < height; y++) rows[y] = pixels + stride * y;
@@ -114,6 +125,7 @@ int mg_png_decode(const uint8_t *data, size_t length, const mg_limits *limits, m
     out->pixels = pixels;
     out->width = width;
     out->height = height;
+    free(io);
     return MG_OK;
 }
 
@@ -139,21 +151,29 @@ static void flush_bytes(png_structp png) { (void)png; }
 int mg_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int32_t drop_alpha,
                   int32_t compression_level, mg_buffer *out, mg_error *err) {
     if (width == 0 || height == 0) return mg_fail(err, MG_ERR_ENCODE, "PNG cannot store %ux%u", width, height);
-    mg_png_io io;
-    memset(&io, 0, sizeof io);
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &io, on_error, on_warning);
-    if (!png) return mg_fail(err, MG_ERR_NO_MEMORY, "png_create_write_struct failed");
+    // On the heap: callbacks change it between setjmp and longjmp, and only a pointer that
+    // never changes after setjmp may be read in the handler.
+    mg_png_io *io = calloc(1, sizeof *io);
+    if (!io) return mg_fail(err, MG_ERR_NO_MEMORY, "cannot allocate the PNG state");
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, io, on_error, on_warning);
+    if (!png) {
+        free(io);
+        return mg_fail(err, MG_ERR_NO_MEMORY, "png_create_write_struct failed");
+    }
     png_infop info = png_create_info_struct(png);
     if (!info) {
         png_destroy_write_struct(&png, NULL);
+        free(io);
         return mg_fail(err, MG_ERR_NO_MEMORY, "png_create_info_struct failed");
     }
-    if (setjmp(io.jump)) {
+    if (setjmp(io->jump)) {
         png_destroy_write_struct(&png, &info);
-        free(io.out);
-        return mg_fail(err, MG_ERR_ENCODE, "%s", io.message);
+        free(io->out);
+        int failed = mg_fail(err, MG_ERR_ENCODE, "%s", io->message);
+        free(io);
+        return failed;
     }
-    png_set_write_fn(png, &io, write_bytes, flush_bytes);
+    png_set_write_fn(png, io, write_bytes, flush_bytes);
     png_set_compression_level(png, compression_level);
     png_set_IHDR(png, info, width, height, 8, drop_alpha ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_RGBA,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
@@ -163,11 +183,8 @@ int mg_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int32_t 
     for (uint32_t y = 0; y < height; y++) png_write_row(png, (png_const_bytep)(rgba + stride * y));
     png_write_end(png, info);
     png_destroy_write_struct(&png, &info);
-    out->bytes = io.out;
-    out->length = io.out_length;
+    out->bytes = io->out;
+    out->length = io->out_length;
+    free(io);
     return MG_OK;
-}
-
-uint32_t mg_png_crc32(uint32_t crc, const uint8_t *bytes, size_t length) {
-    return (uint32_t)crc32(crc, bytes, (uInt)length);
 }

@@ -234,8 +234,15 @@ static int decode_animation(const uint8_t *data, size_t length, uint32_t count, 
         }
         memcpy(pixels, canvas, size);
         out->frames[i] = (mg_bitmap){pixels, info.canvas_width, info.canvas_height};
-        // Timestamps are cumulative end times; their deltas are the stored durations.
-        out->durations_ms[i] = timestamp >= previous ? (uint32_t)(timestamp - previous) : 0;
+        // The stored duration comes from the demuxer: libwebp's cumulative timestamp is an
+        // int that overflows after ~128 frames of the maximum 24-bit duration.
+        WebPIterator frame_info;
+        if (WebPDemuxGetFrame(WebPAnimDecoderGetDemuxer(decoder), (int)i + 1, &frame_info)) {
+            out->durations_ms[i] = (uint32_t)frame_info.duration;
+            WebPDemuxReleaseIterator(&frame_info);
+        } else {
+            out->durations_ms[i] = timestamp >= previous ? (uint32_t)(timestamp - previous) : 0;
+        }
         previous = timestamp;
     }
     WebPAnimDecoderDelete(decoder);

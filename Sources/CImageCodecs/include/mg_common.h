@@ -45,6 +45,9 @@ typedef struct {
 
 void mg_free(void *pointer);
 
+/// zlib's CRC-32 (PNG chunks, cache entry checksums); pass 0 as `crc` to start.
+uint32_t mg_crc32(uint32_t crc, const uint8_t *bytes, size_t length);
+
 /// Allocates pixel memory (huge-page friendly when large); release with mg_free/free.
 void *mg_alloc_pixels(size_t size);
 

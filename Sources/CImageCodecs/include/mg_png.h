@@ -13,7 +13,4 @@ int mg_png_decode(const uint8_t *data, size_t length, const mg_limits *limits, m
 int mg_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int32_t drop_alpha,
                   int32_t compression_level, mg_buffer *out, mg_error *err);
 
-/// zlib's CRC-32, as PNG chunks use it (for rebuilding APNG frames as PNGs).
-uint32_t mg_png_crc32(uint32_t crc, const uint8_t *bytes, size_t length);
-
 #endif

@@ -43,9 +43,9 @@ struct APNGDecoder {
         else { return nil }
         let limits = options.limits
         let frameCount = options.onlyFirstFrame ? 1 : animation.frames.count
-        if animation.frames.count > limits.maxFrameCount {
+        if frameCount > limits.maxFrameCount {
             throw MagpieError.decodingFailed(reason: .tooLarge(.png, message:
-                "APNG has \(animation.frames.count) frames, limit is \(limits.maxFrameCount)"))
+                "APNG has \(frameCount) frames to decode, limit is \(limits.maxFrameCount)"))
         }
         // Checked arithmetic: IHDR values come straight from the file (up to 2^32 - 1 each).
         let (canvasPixels, pixelsOverflow) = canvasWidth.multipliedReportingOverflow(by: canvasHeight)

@@ -8,11 +8,13 @@ import Foundation
 /// Glue between the C codec wrappers and Swift: limits in, errors and bitmaps out.
 enum CodecBridge {
     static func limits(_ options: ImageDecodingOptions) -> mg_limits {
+        // In C a zero limit means "none"; a non-positive Swift limit must stay the tightest
+        // possible limit instead, as the APNG path (Swift) treats it.
         let l = options.limits
         return mg_limits(
-            max_pixels: UInt64(max(0, l.maxPixelsPerFrame)),
-            max_total_bytes: UInt64(max(0, l.maxTotalBytes)),
-            max_frames: UInt32(clamping: max(0, l.maxFrameCount)))
+            max_pixels: UInt64(max(1, l.maxPixelsPerFrame)),
+            max_total_bytes: UInt64(max(1, l.maxTotalBytes)),
+            max_frames: UInt32(clamping: max(1, l.maxFrameCount)))
     }
 
     /// Turns a failed C call's `mg_error` into the matching decoding reason.

@@ -28,7 +28,7 @@ enum PNGChunks {
             let body = (offset + 8)..<(offset + 8 + length)
             let storedCRC = readUInt32(data, offset + 8 + length)
             let crc = data[typeRange.lowerBound..<body.upperBound].withUnsafeBytes {
-                mg_png_crc32(0, $0.bindMemory(to: UInt8.self).baseAddress, $0.count)
+                mg_crc32(0, $0.bindMemory(to: UInt8.self).baseAddress, $0.count)
             }
             guard crc == storedCRC else { return (chunks, false) }
             let type = String(decoding: data[typeRange], as: UTF8.self)
@@ -62,7 +62,7 @@ enum PNGChunks {
         var typed = Data(type.utf8)
         typed.append(payload)
         output.append(typed)
-        let crc = typed.withUnsafeBytes { mg_png_crc32(0, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) }
+        let crc = typed.withUnsafeBytes { mg_crc32(0, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) }
         var trailer = Data()
         appendUInt32(crc, to: &trailer)
         output.append(trailer)

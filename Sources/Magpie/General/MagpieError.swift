@@ -15,6 +15,8 @@ public enum MagpieError: Error, Sendable, CustomStringConvertible {
     case imageCreationFailed(reason: ImageCreationFailureReason)
     /// An image processor could not process its input.
     case processingFailed(reason: ProcessingFailureReason)
+    /// A cache could not read, write or index an entry.
+    case cacheFailed(reason: CacheFailureReason)
 
     /// Why decoding failed.
     public enum DecodingFailureReason: Sendable, Equatable {
@@ -66,8 +68,25 @@ public enum MagpieError: Error, Sendable, CustomStringConvertible {
         case invalidSpecification(String, message: String)
     }
 
+    /// Why a cache operation failed.
+    public enum CacheFailureReason: Sendable, Equatable {
+        /// The cache directory could not be created or opened.
+        case cannotCreateDirectory(path: String, message: String)
+        /// Writing a file failed; `diskFull` tells ENOSPC/EDQUOT apart from other causes.
+        case cannotWrite(path: String, message: String, diskFull: Bool)
+        /// Reading a file failed (other than it being absent).
+        case cannotRead(path: String, message: String)
+        /// The SQLite index failed.
+        case indexFailed(path: String, message: String)
+        /// An entry is larger than the whole size limit.
+        case entryTooLarge(key: String, size: Int, limit: Int)
+        /// Serializing an image for the cache failed.
+        case serializationFailed(key: String, message: String)
+    }
+
     public var description: String {
         switch self {
+        case .cacheFailed(let reason): "cache failed: \(reason)"
         case .decodingFailed(let reason): "decoding failed: \(reason)"
         case .encodingFailed(let reason): "encoding failed: \(reason)"
         case .imageCreationFailed(let reason): "image creation failed: \(reason)"
@@ -119,6 +138,19 @@ extension MagpieError.ImageCreationFailureReason: CustomStringConvertible {
         case .noFrames: "no frames"
         case .frameSizeMismatch(let expected, let actual): "frame is \(actual), expected \(expected)"
         case .outOfMemory(let bytes): "could not allocate \(bytes) bytes"
+        }
+    }
+}
+
+extension MagpieError.CacheFailureReason: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .cannotCreateDirectory(let path, let message): "cannot create cache directory \(path): \(message)"
+        case .cannotWrite(let path, let message, let full): "cannot write \(path): \(message)" + (full ? " (disk full)" : "")
+        case .cannotRead(let path, let message): "cannot read \(path): \(message)"
+        case .indexFailed(let path, let message): "cache index \(path): \(message)"
+        case .entryTooLarge(let key, let size, let limit): "entry \(key) is \(size) bytes, more than the cache's \(limit)"
+        case .serializationFailed(let key, let message): "cannot serialize \(key): \(message)"
         }
     }
 }

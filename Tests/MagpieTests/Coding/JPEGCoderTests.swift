@@ -121,3 +121,53 @@ extension JPEGCoderTests {
         #expect(reason?.isTruncated == true, "\(String(describing: reason))")
     }
 }
+
+/// Regression tests for findings of the codec safety review.
+extension JPEGCoderTests {
+    /// The byte ranges of every SOS segment plus its entropy-coded data, in file order.
+    private func scans(of data: Data) -> [Range<Int>] {
+        var result: [Range<Int>] = []
+        var i = 2
+        while i + 4 <= data.count, data[i] == 0xFF {
+            let marker = data[i + 1]
+            if marker == 0xD9 { break }
+            var end = i + 2 + (Int(data[i + 2]) << 8 | Int(data[i + 3]))
+            if marker == 0xDA {
+                while end + 1 < data.count && !(data[end] == 0xFF && data[end + 1] != 0 && !(0xD0...0xD7).contains(data[end + 1])) {
+                    end += 1
+                }
+                result.append(i..<end)
+            }
+            i = end
+        }
+        return result
+    }
+
+    @Test func repeatedProgressiveScansAreRejectedAsCorrupt() throws {
+        let data = try encodedGradient(width: 256, height: 256, quality: 90, progressive: true)
+        let last = try #require(scans(of: data).last)
+        var padded = Data(data[..<last.upperBound])
+        for _ in 0..<40 { padded.append(data[last]) }  // the same refinement scan again and again
+        padded.append(contentsOf: [0xFF, 0xD9])
+        let reason = TestImages.decodingReason { try coder.decode(padded, options: .default) }
+        #expect(reason?.isCorrupt == true, "\(String(describing: reason))")
+    }
+
+    @Test func bareScanMarkerAtTheEndIsATypedErrorForThumbnails() throws {
+        let data = try encodedGradient(width: 1600, height: 1200, quality: 90, progressive: true)
+        let first = try #require(scans(of: data).first)
+        let cut = Data(data[..<first.upperBound]) + Data([0xFF, 0xDA, 0x00, 0x00])
+        let reason = TestImages.decodingReason {
+            try coder.decode(cut, options: .init(targetSize: PixelSize(width: 100, height: 100)))
+        }
+        #expect(reason != nil, "a stream ending in a bare SOS must not decode")
+    }
+
+    @Test func nonPositiveLimitsRefuseRatherThanDisableTheCheck() throws {
+        let data = try encodedGradient(width: 64, height: 64)
+        for limits in [ImageDecodingLimits(maxPixelsPerFrame: 0), ImageDecodingLimits(maxTotalBytes: -1)] {
+            let reason = TestImages.decodingReason { try coder.decode(data, options: .init(limits: limits)) }
+            #expect(reason?.isTooLarge == true, "\(limits): \(String(describing: reason))")
+        }
+    }
+}

@@ -131,3 +131,11 @@ extension PNGCoderTests {
         #expect(reason?.isTooLarge == true, "\(String(describing: reason))")
     }
 }
+
+extension PNGCoderTests {
+    @Test func frameLimitCountsOnlyTheFramesDecoded() throws {
+        let data = try coder.encode(try animation(), options: .default)
+        let first = try coder.decode(data, options: .init(onlyFirstFrame: true, limits: .init(maxFrameCount: 1)))
+        #expect(first.frames.count == 1)
+    }
+}

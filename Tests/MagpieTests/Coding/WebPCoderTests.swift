@@ -314,3 +314,29 @@ struct WebPCoderTests {
         }
     }
 }
+
+extension WebPCoderTests {
+    /// libwebp's cumulative timestamp is an Int32 that overflows after ~128 frames of the
+    /// longest duration; durations must come from the frames themselves. Our encoder refuses
+    /// such a long animation, so the file is made short and its ANMF durations patched.
+    @Test func longAnimationsKeepEveryStoredDuration() throws {
+        let frames = try (0..<140).map { i -> ImageFrame in
+            ImageFrame(pixels: try PixelBuffer(width: 2, height: 2, fill: RGBAColor(red: UInt8(i), green: UInt8(255 - i), blue: 7)),
+                       duration: .milliseconds(100))
+        }
+        var data = try WebPCoder().encode(try Image(frames: frames, loopCount: 0), options: .init(lossless: true))
+        var offset = 12, patched = 0
+        while offset + 8 <= data.count {
+            let size = Int(data[offset + 4]) | Int(data[offset + 5]) << 8 | Int(data[offset + 6]) << 16 | Int(data[offset + 7]) << 24
+            if data[offset..<(offset + 4)].elementsEqual("ANMF".utf8) {
+                for k in 0..<3 { data[offset + 8 + 12 + k] = 0xFF }  // 24-bit duration at payload offset 12
+                patched += 1
+            }
+            offset += 8 + size + (size & 1)
+        }
+        #expect(patched == 140)
+        let decoded = try WebPCoder().decode(data, options: .default)
+        #expect(decoded.frames.count == 140)
+        #expect(decoded.frames.allSatisfy { $0.duration == .milliseconds(0xFF_FFFF) })
+    }
+}

@@ -1,0 +1,400 @@
+import Crypto
+import Synchronization
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A crash-safe, multi-process disk cache of byte payloads: one file per entry, named by
+/// the SHA-256 of its key, and an SQLite index (WAL mode) holding each entry's key, size,
+/// times, expiry, HTTP validators and payload CRC-32.
+///
+/// - Writes go to `tmp/` first; the rename into place and the index row happen in one
+///   `BEGIN IMMEDIATE` transaction, which also serialises writers of other processes.
+///   A process killed at any instant leaves either the old entry, the new one, or a
+///   file whose checksum does not match its row, which a read treats as a miss and removes.
+/// - Reads look the key up in the index (never scanning the folder) and verify the checksum.
+/// - The size limit is enforced in the writing transaction: least-recently-used entries,
+///   expired ones first, are evicted down to half the limit.
+public final class DiskStorage: Sendable {
+    /// The configuration the storage was opened with.
+    public let config: Config
+    /// `<directory>/<name>`: the cache's own folder.
+    public let directoryURL: URL
+
+    private let root: String
+    private let index: Mutex<SQLiteDatabase>
+    private let readOnlySources: [ReadOnlySource]
+    private let subscribers = Mutex<[Int: AsyncStream<Event>.Continuation]>([:])
+    private let nextSubscriber = Mutex(0)
+
+    /// Opens (creating if needed) the cache folder and its index, and removes temporary
+    /// files left by processes that no longer run.
+    ///
+    /// - Throws: `MagpieError.cacheFailed` when the folder cannot be created or written, or the index cannot be opened.
+    public init(config: Config) throws {
+        self.config = config
+        directoryURL = config.directory.appendingPathComponent(config.name, isDirectory: true)
+        root = directoryURL.path
+        try CacheFileSystem.createDirectory(root + "/tmp")
+        for bucket in 0..<256 {
+            try CacheFileSystem.createDirectory(root + "/entries/" + UInt8(bucket).hexDigits)
+        }
+        Self.removeAbandonedTemporaryFiles(in: root + "/tmp")
+        let database = try SQLiteDatabase(path: root + "/index.sqlite")
+        try database.execute(config.syncsToDisk ? Self.schema + "PRAGMA synchronous=FULL;" : Self.schema)
+        index = Mutex(database)
+        readOnlySources = config.readOnlyDirectories.map { ReadOnlySource(root: $0.path) }
+    }
+
+    // MARK: Writing
+
+    /// Stores `data` under `key`, replacing any earlier entry.
+    ///
+    /// - Parameters:
+    ///   - expiration: overrides `config.expiration` for this entry; an already expired value removes the entry instead.
+    ///   - validators: HTTP validators kept for revalidation.
+    /// - Throws: `MagpieError.cacheFailed` (`.cannotWrite` with `diskFull`, `.entryTooLarge`, `.indexFailed`).
+    public func store(_ data: Data, forKey key: String, expiration: StorageExpiration? = nil, validators: Validators = Validators()) throws {
+        let now = config.clock.now()
+        let lifetime = expiration ?? config.expiration
+        let expires = lifetime.estimatedExpiration(since: now)
+        guard !lifetime.isExpired, expires > now else {
+            try remove(forKey: key)
+            return
+        }
+        if config.sizeLimit > 0 && data.count > config.sizeLimit {
+            throw MagpieError.cacheFailed(reason: .entryTooLarge(key: key, size: data.count, limit: config.sizeLimit))
+        }
+        let name = fileName(forKey: key)
+        let temporary = root + "/tmp/" + CacheFileSystem.temporaryName()
+        try CacheFileSystem.writeNewFile(temporary, data, sync: config.syncsToDisk)
+        let checksum = CacheFileSystem.checksum(data)
+        var evicted: [String] = []
+        do {
+            try index.withLock { db in
+                try db.transaction {
+                    try CacheFileSystem.rename(temporary, path(of: name))
+                    try db.run(Self.upsert, [
+                        .text(name), .text(key), .integer(Int64(data.count)), .real(now.timeIntervalSince1970),
+                        .real(now.timeIntervalSince1970), .real(expires.timeIntervalSince1970),
+                        .optional(Self.renewableLifetime(lifetime)), .integer(Int64(checksum)),
+                        .optional(validators.etag), .optional(validators.lastModified),
+                        .optional(validators.maxAge), .optional(validators.contentType),
+                    ])
+                    if config.sizeLimit > 0 { evicted = try evictOverLimit(db, now: now, keeping: name) }
+                }
+            }
+        } catch {
+            CacheFileSystem.remove(temporary)
+            throw error
+        }
+        publish(.stored(key: key, size: data.count))
+        if !evicted.isEmpty { publish(.evicted(fileNames: evicted)) }
+    }
+
+    /// Replaces an entry's validators and restarts its expiration (after a `304 Not Modified`).
+    /// Returns false when there is no such entry.
+    @discardableResult
+    public func refresh(forKey key: String, validators: Validators, expiration: StorageExpiration? = nil) throws -> Bool {
+        let now = config.clock.now()
+        let lifetime = expiration ?? config.expiration
+        let changed = try index.withLock { db in
+            try db.run(Self.refreshRow, [
+                .real(now.timeIntervalSince1970), .real(lifetime.estimatedExpiration(since: now).timeIntervalSince1970),
+                .optional(Self.renewableLifetime(lifetime)), .optional(validators.etag),
+                .optional(validators.lastModified), .optional(validators.maxAge), .optional(validators.contentType),
+                .text(fileName(forKey: key)),
+            ])
+        }
+        return changed > 0
+    }
+
+    // MARK: Reading
+
+    /// The payload stored under `key`, or nil for a miss (absent, expired, or damaged: a
+    /// payload whose checksum does not match is removed, never returned).
+    public func value(forKey key: String, extendingExpiration: ExpirationExtending? = nil) throws -> Data? {
+        try entry(forKey: key, extendingExpiration: extendingExpiration)?.data
+    }
+
+    /// The payload and metadata stored under `key`, or nil for a miss. Searches the
+    /// read-only directories when this cache misses.
+    public func entry(forKey key: String, extendingExpiration: ExpirationExtending? = nil) throws -> (data: Data, metadata: EntryMetadata)? {
+        let name = fileName(forKey: key)
+        let now = config.clock.now()
+        guard var metadata = try index.withLock({ try Self.lookup($0, name) }), metadata.key == key else {
+            return try readOnlyEntry(key: key, name: name, now: now)
+        }
+        if metadata.isExpired(at: now) {
+            try removeIfUnchanged(name, checksum: metadata.checksum)
+            return try readOnlyEntry(key: key, name: name, now: now)
+        }
+        guard let (data, current) = try verifiedPayload(name, metadata) else { return nil }
+        metadata = current
+        let extending = extendingExpiration ?? config.accessExtending
+        let expires: Date
+        switch extending {
+        case .none: expires = metadata.expiration
+        case .cacheTime: expires = metadata.lifetime.map { now.addingTimeInterval($0) } ?? metadata.expiration
+        case .expirationTime(let lifetime): expires = lifetime.estimatedExpiration(since: now)
+        }
+        try index.withLock { db in
+            _ = try db.run(Self.touch, [
+                .real(now.timeIntervalSince1970), .real(expires.timeIntervalSince1970), .text(name),
+                .integer(Int64(metadata.checksum)),
+            ])
+        }
+        metadata.lastAccess = now
+        metadata.expiration = expires
+        return (data, metadata)
+    }
+
+    /// The index's record for `key` (expired or not), without reading the payload or touching it.
+    public func metadata(forKey key: String) throws -> EntryMetadata? {
+        let name = fileName(forKey: key)
+        return try index.withLock { try Self.lookup($0, name) }.flatMap { $0.key == key ? $0 : nil }
+    }
+
+    /// Whether an unexpired entry for `key` is indexed (here or in a read-only directory); reads no payload.
+    public func isCached(forKey key: String) -> Bool {
+        let now = config.clock.now()
+        if let metadata = try? metadata(forKey: key), !metadata.isExpired(at: now) { return true }
+        let name = fileName(forKey: key)
+        return readOnlySources.contains { $0.contains(name: name, key: key, now: now) }
+    }
+
+    /// Where the payload for `key` lives (whether or not it is cached).
+    public func fileURL(forKey key: String) -> URL {
+        URL(fileURLWithPath: path(of: fileName(forKey: key)))
+    }
+
+    // MARK: Removing
+
+    /// Removes the entry for `key`, if any.
+    public func remove(forKey key: String) throws {
+        let name = fileName(forKey: key)
+        let removed = try index.withLock { db in
+            try db.transaction { () throws -> Bool in
+                let count = try db.run("DELETE FROM entries WHERE name = ?", [.text(name)])
+                CacheFileSystem.remove(path(of: name))
+                return count > 0
+            }
+        }
+        if removed { publish(.removed(key: key)) }
+    }
+
+    /// Removes every entry.
+    public func removeAll() throws {
+        let names = try index.withLock { db in
+            try db.transaction { () throws -> [String] in
+                let names = try Self.names(db, "SELECT name FROM entries", [])
+                try db.run("DELETE FROM entries")
+                for name in names { CacheFileSystem.remove(path(of: name)) }
+                return names
+            }
+        }
+        if !names.isEmpty { publish(.cleaned(fileNames: names)) }
+    }
+
+    /// Removes expired entries and returns their file names (also published as `.cleaned`).
+    @discardableResult
+    public func removeExpired() throws -> [String] {
+        let now = config.clock.now().timeIntervalSince1970
+        let names = try index.withLock { db in
+            try db.transaction { () throws -> [String] in
+                let names = try Self.names(db, "SELECT name FROM entries WHERE expires <= ?", [.real(now)])
+                try db.run("DELETE FROM entries WHERE expires <= ?", [.real(now)])
+                for name in names { CacheFileSystem.remove(path(of: name)) }
+                return names
+            }
+        }
+        if !names.isEmpty { publish(.cleaned(fileNames: names)) }
+        return names
+    }
+
+    /// Evicts down to half the size limit when over it (expired first, then least recently
+    /// used); returns the evicted file names. Writes do this by themselves.
+    @discardableResult
+    public func enforceSizeLimit() throws -> [String] {
+        guard config.sizeLimit > 0 else { return [] }
+        let now = config.clock.now()
+        let names = try index.withLock { db in try db.transaction { try evictOverLimit(db, now: now, keeping: nil) } }
+        if !names.isEmpty { publish(.evicted(fileNames: names)) }
+        return names
+    }
+
+    // MARK: Statistics
+
+    /// Payload bytes of all entries.
+    public func totalSize() throws -> Int { try totals().bytes }
+
+    /// Number of entries.
+    public func count() throws -> Int { try totals().count }
+
+    /// Number of entries that have expired but not yet been removed.
+    public func expiredCount() throws -> Int {
+        let now = config.clock.now().timeIntervalSince1970
+        var count = 0
+        try index.withLock { db in
+            _ = try db.run("SELECT COUNT(*) FROM entries WHERE expires <= ?", [.real(now)]) { count = Int($0.integer(0)) }
+        }
+        return count
+    }
+
+    private func totals() throws -> (bytes: Int, count: Int) {
+        var result = (bytes: 0, count: 0)
+        try index.withLock { db in
+            _ = try db.run("SELECT bytes, count FROM totals WHERE id = 0") { result = (Int($0.integer(0)), Int($0.integer(1))) }
+        }
+        return result
+    }
+
+    // MARK: Events
+
+    /// A stream of what happens to this cache from now on (stores, removals, cleanings, evictions).
+    public func events() -> AsyncStream<Event> {
+        let id = nextSubscriber.withLock { value -> Int in
+            value += 1
+            return value
+        }
+        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
+        }
+        subscribers.withLock { $0[id] = continuation }
+        return stream
+    }
+
+    private func publish(_ event: Event) {
+        for continuation in subscribers.withLock({ Array($0.values) }) { continuation.yield(event) }
+    }
+
+    // MARK: Internals
+
+    /// SHA-256 of the key in hex (collision-resistant even for attacker-chosen URLs, unlike
+    /// MD5), plus the key's path extension when configured.
+    func fileName(forKey key: String) -> String {
+        let hash = SHA256.hash(data: Data(key.utf8)).map(\.hexDigits).joined()
+        guard config.keepsPathExtension, let ext = Self.pathExtension(of: key) else { return hash }
+        return hash + "." + ext
+    }
+
+    func path(of name: String) -> String {
+        root + "/entries/" + name.prefix(2) + "/" + name
+    }
+
+    static func pathExtension(of key: String) -> String? {
+        let path = key.split(separator: "?", maxSplits: 1).first.map(String.init) ?? key
+        guard let last = path.split(separator: "/").last, let dot = last.lastIndex(of: ".") else { return nil }
+        let ext = last[last.index(after: dot)...]
+        guard (1...8).contains(ext.count), ext.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return nil }
+        return ext.lowercased()
+    }
+
+    /// Reads and checks the payload. A mismatch may be a concurrent writer replacing the
+    /// file between the index lookup and the read: look once more before removing.
+    private func verifiedPayload(_ name: String, _ metadata: EntryMetadata) throws -> (Data, EntryMetadata)? {
+        var expected = metadata
+        for attempt in 0..<2 {
+            if let data = try CacheFileSystem.read(path(of: name)),
+                data.count == expected.size, CacheFileSystem.checksum(data) == expected.checksum
+            {
+                return (data, expected)
+            }
+            guard attempt == 0, let again = try index.withLock({ try Self.lookup($0, name) }),
+                again.checksum != expected.checksum
+            else { break }
+            expected = again
+        }
+        try removeIfUnchanged(name, checksum: expected.checksum)
+        return nil
+    }
+
+    /// Removes an entry only if its row still has `checksum` (another writer may have replaced it).
+    private func removeIfUnchanged(_ name: String, checksum: UInt32) throws {
+        try index.withLock { db in
+            try db.transaction {
+                let count = try db.run("DELETE FROM entries WHERE name = ? AND checksum = ?", [.text(name), .integer(Int64(checksum))])
+                if count > 0 { CacheFileSystem.remove(path(of: name)) }
+            }
+        }
+    }
+
+    private func evictOverLimit(_ db: SQLiteDatabase, now: Date, keeping kept: String?) throws -> [String] {
+        var total = 0
+        try db.run("SELECT bytes FROM totals WHERE id = 0") { total = Int($0.integer(0)) }
+        guard total > config.sizeLimit else { return [] }
+        let target = config.sizeLimit / 2
+        var evicted: [String] = []
+        let queries = [
+            "SELECT name, size FROM entries WHERE expires <= ? ORDER BY expires",
+            "SELECT name, size FROM entries WHERE expires > ? ORDER BY accessed",
+        ]
+        for query in queries where total > target {
+            var candidates: [(String, Int)] = []
+            try db.run(query, [.real(now.timeIntervalSince1970)]) { row in
+                candidates.append((row.text(0) ?? "", Int(row.integer(1))))
+            }
+            for (name, size) in candidates where total > target && name != kept {
+                try db.run("DELETE FROM entries WHERE name = ?", [.text(name)])
+                CacheFileSystem.remove(path(of: name))
+                total -= size
+                evicted.append(name)
+            }
+        }
+        return evicted
+    }
+
+    private func readOnlyEntry(key: String, name: String, now: Date) throws -> (data: Data, metadata: EntryMetadata)? {
+        for source in readOnlySources {
+            if let found = try source.entry(name: name, key: key, now: now) { return found }
+        }
+        return nil
+    }
+
+    static func lookup(_ db: SQLiteDatabase, _ name: String) throws -> EntryMetadata? {
+        var result: EntryMetadata?
+        try db.run(selectEntry, [.text(name)]) { row in result = metadata(row) }
+        return result
+    }
+
+    static func metadata(_ row: SQLiteRow) -> EntryMetadata {
+        EntryMetadata(
+            key: row.text(1) ?? "", fileName: row.text(0) ?? "", size: Int(row.integer(2)),
+            created: Date(timeIntervalSince1970: row.real(3)), lastAccess: Date(timeIntervalSince1970: row.real(4)),
+            expiration: Date(timeIntervalSince1970: row.real(5)), checksum: UInt32(truncatingIfNeeded: row.integer(7)),
+            validators: Validators(etag: row.text(8), lastModified: row.text(9), maxAge: row.optionalReal(10), contentType: row.text(11)),
+            lifetime: row.optionalReal(6))
+    }
+
+    static func names(_ db: SQLiteDatabase, _ sql: String, _ arguments: [SQLiteValue]) throws -> [String] {
+        var names: [String] = []
+        try db.run(sql, arguments) { if let name = $0.text(0) { names.append(name) } }
+        return names
+    }
+
+    /// Seconds a `.cacheTime` extension adds again; nil for lifetimes that are not relative.
+    static func renewableLifetime(_ expiration: StorageExpiration) -> Double? {
+        switch expiration {
+        case .seconds(let seconds): seconds
+        case .days(let days): Double(days) * 86_400
+        case .never, .date, .expired: nil
+        }
+    }
+
+    /// Temporary files are named `<pid>-<random>`: those of processes that are gone are leftovers.
+    private static func removeAbandonedTemporaryFiles(in directory: String) {
+        for name in CacheFileSystem.contents(of: directory) {
+            guard let pid = name.split(separator: "-").first.flatMap({ Int32($0) }) else {
+                CacheFileSystem.remove(directory + "/" + name)
+                continue
+            }
+            if kill(pid, 0) != 0 && errno == ESRCH { CacheFileSystem.remove(directory + "/" + name) }
+        }
+    }
+}

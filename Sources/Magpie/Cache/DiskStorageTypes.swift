@@ -1,0 +1,122 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+extension DiskStorage {
+    /// How a disk cache is set up.
+    public struct Config: Sendable {
+        /// The cache's name: its folder below `directory`.
+        public var name: String
+        /// The parent folder; default `$XDG_CACHE_HOME/magpie` (or `~/.cache/magpie`).
+        public var directory: URL
+        /// Most bytes of payload kept; 0 means unlimited. Exceeding it on a write evicts
+        /// least-recently-used entries (expired first) down to half the limit.
+        public var sizeLimit: Int
+        /// Default lifetime of an entry. Default 7 days.
+        public var expiration: StorageExpiration
+        /// What a read does to the expiry date. Default: restart the original expiration.
+        public var accessExtending: ExpirationExtending
+        /// Keep the key's path extension on file names (`<sha256>.jpg`) so files are browsable.
+        public var keepsPathExtension: Bool
+        /// Further cache folders searched on a miss and never written (SDWebImage's read-only paths).
+        public var readOnlyDirectories: [URL]
+        /// fsync each entry before it becomes visible: survives power loss, not only a killed process.
+        public var syncsToDisk: Bool
+        /// The source of "now" (injectable for tests).
+        public var clock: CacheClock
+
+        /// A configuration with the defaults above.
+        public init(
+            name: String,
+            directory: URL? = nil,
+            sizeLimit: Int = 0,
+            expiration: StorageExpiration = .days(7),
+            accessExtending: ExpirationExtending = .cacheTime,
+            keepsPathExtension: Bool = false,
+            readOnlyDirectories: [URL] = [],
+            syncsToDisk: Bool = false,
+            clock: CacheClock = .system
+        ) {
+            self.name = name
+            self.directory = directory ?? Self.defaultDirectory
+            self.sizeLimit = sizeLimit
+            self.expiration = expiration
+            self.accessExtending = accessExtending
+            self.keepsPathExtension = keepsPathExtension
+            self.readOnlyDirectories = readOnlyDirectories
+            self.syncsToDisk = syncsToDisk
+            self.clock = clock
+        }
+
+        /// `$XDG_CACHE_HOME/magpie`, else `$HOME/.cache/magpie`, else `/tmp/magpie`.
+        public static var defaultDirectory: URL {
+            let environment = ProcessInfo.processInfo.environment
+            if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty {
+                return URL(fileURLWithPath: xdg).appendingPathComponent("magpie")
+            }
+            if let home = environment["HOME"], !home.isEmpty {
+                return URL(fileURLWithPath: home).appendingPathComponent(".cache/magpie")
+            }
+            return URL(fileURLWithPath: "/tmp/magpie")
+        }
+    }
+
+    /// HTTP facts kept with an entry so a later request can revalidate it.
+    public struct Validators: Sendable, Equatable, Hashable, Codable {
+        /// The response's `ETag`.
+        public var etag: String?
+        /// The response's `Last-Modified`.
+        public var lastModified: String?
+        /// `Cache-Control: max-age`, in seconds.
+        public var maxAge: TimeInterval?
+        /// The response's `Content-Type`.
+        public var contentType: String?
+
+        /// Validators with the given values (all optional).
+        public init(etag: String? = nil, lastModified: String? = nil, maxAge: TimeInterval? = nil, contentType: String? = nil) {
+            self.etag = etag
+            self.lastModified = lastModified
+            self.maxAge = maxAge
+            self.contentType = contentType
+        }
+    }
+
+    /// What the index knows about one entry.
+    public struct EntryMetadata: Sendable, Equatable {
+        /// The key it was stored under.
+        public var key: String
+        /// Its file name (SHA-256 of the key in hex, plus the extension when kept).
+        public var fileName: String
+        /// Payload bytes.
+        public var size: Int
+        /// When it was stored.
+        public var created: Date
+        /// When it was last read or stored.
+        public var lastAccess: Date
+        /// When it expires.
+        public var expiration: Date
+        /// CRC-32 of the payload, checked on every read.
+        public var checksum: UInt32
+        /// HTTP validators stored with it.
+        public var validators: Validators
+        /// Seconds a `.cacheTime` read extends the entry by (nil for `.never` and fixed dates).
+        var lifetime: TimeInterval?
+
+        /// True when `expiration` is not after `now`.
+        public func isExpired(at now: Date) -> Bool { expiration <= now }
+    }
+
+    /// Something that happened to the cache, published on `events()`.
+    public enum Event: Sendable, Equatable {
+        /// An entry was written.
+        case stored(key: String, size: Int)
+        /// An entry was removed on request.
+        case removed(key: String)
+        /// Expired entries were removed; their file names.
+        case cleaned(fileNames: [String])
+        /// Entries were evicted to respect the size limit; their file names.
+        case evicted(fileNames: [String])
+    }
+}

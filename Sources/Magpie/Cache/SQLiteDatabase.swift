@@ -1,0 +1,132 @@
+import CSQLite
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A single SQLite connection with cached prepared statements.
+///
+/// Not thread-safe by itself: `DiskStorage` serialises every use behind its `Mutex`.
+/// Other processes are kept consistent by SQLite's own file locking (WAL mode, busy timeout).
+// @unchecked: every use happens inside Mutex.withLock, which region checking cannot see
+// through when row callbacks capture locals.
+final class SQLiteDatabase: @unchecked Sendable {
+    let path: String
+    private var handle: OpaquePointer?
+    private var statements: [String: OpaquePointer] = [:]
+
+    /// Opens (creating when `readOnly` is false) the database at `path`.
+    init(path: String, readOnly: Bool = false) throws {
+        self.path = path
+        let flags = readOnly
+            ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+            : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        var db: OpaquePointer?
+        let status = sqlite3_open_v2(path, &db, flags, nil)
+        handle = db
+        guard status == SQLITE_OK else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close_v2(db)
+            handle = nil
+            throw MagpieError.cacheFailed(reason: .indexFailed(path: path, message: message))
+        }
+        // Writers in other processes hold the lock for milliseconds: wait, don't fail.
+        sqlite3_busy_timeout(db, 10_000)
+    }
+
+    deinit {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        sqlite3_close_v2(handle)
+    }
+
+    func failure(_ context: String) -> MagpieError {
+        let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed"
+        return MagpieError.cacheFailed(reason: .indexFailed(path: path, message: "\(context): \(message)"))
+    }
+
+    /// Runs one or more statements that return no rows.
+    func execute(_ sql: String) throws {
+        guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else { throw failure(sql) }
+    }
+
+    /// Runs `sql` with `arguments` bound in order, calling `row` for each result row.
+    @discardableResult
+    func run(_ sql: String, _ arguments: [SQLiteValue] = [], row: ((SQLiteRow) throws -> Void)? = nil) throws -> Int {
+        let statement = try prepared(sql)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        for (index, argument) in arguments.enumerated() {
+            let position = Int32(index + 1)
+            let status: Int32
+            switch argument {
+            case .null: status = sqlite3_bind_null(statement, position)
+            case .integer(let value): status = sqlite3_bind_int64(statement, position, value)
+            case .real(let value): status = sqlite3_bind_double(statement, position, value)
+            case .text(let value): status = sqlite3_bind_text(statement, position, value, -1, sqliteTransient)
+            }
+            guard status == SQLITE_OK else { throw failure("bind \(sql)") }
+        }
+        while true {
+            let status = sqlite3_step(statement)
+            if status == SQLITE_DONE { break }
+            guard status == SQLITE_ROW else { throw failure(sql) }
+            try row?(SQLiteRow(statement: statement))
+        }
+        return Int(sqlite3_changes(handle))
+    }
+
+    /// Runs `body` in a transaction; IMMEDIATE takes the write lock up front, so writers
+    /// in other processes queue instead of failing halfway.
+    func transaction<R>(immediate: Bool = true, _ body: () throws -> R) throws -> R {
+        try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    private func prepared(_ sql: String) throws -> OpaquePointer {
+        if let statement = statements[sql] { return statement }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
+            let statement
+        else { throw failure("prepare \(sql)") }
+        statements[sql] = statement
+        return statement
+    }
+}
+
+/// A value bound to a statement parameter.
+enum SQLiteValue {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+
+    static func optional(_ text: String?) -> SQLiteValue { text.map(SQLiteValue.text) ?? .null }
+    static func optional(_ real: Double?) -> SQLiteValue { real.map(SQLiteValue.real) ?? .null }
+}
+
+/// The current row of a stepping statement.
+struct SQLiteRow {
+    let statement: OpaquePointer
+
+    func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+    func real(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+    func text(_ column: Int32) -> String? {
+        guard let pointer = sqlite3_column_text(statement, column) else { return nil }
+        return String(cString: pointer)
+    }
+    func optionalReal(_ column: Int32) -> Double? { isNull(column) ? nil : real(column) }
+}
+
+/// SQLITE_TRANSIENT: SQLite copies bound text before the call returns.
+private let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
