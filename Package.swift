@@ -58,6 +58,12 @@ let package = Package(
             dependencies: ["Magpie", "CImageCodecs"],
             path: "Benchmarks/BenchmarkWorker"
         ),
+        // Child process for DiskStorage's crash (SIGKILL) and two-process tests.
+        .executableTarget(
+            name: "magpie-cache-stress",
+            dependencies: ["Magpie"],
+            path: "Tests/CacheStressHelper"
+        ),
         .testTarget(
             name: "MagpieTests",
             dependencies: [

@@ -47,6 +47,7 @@ public final class DiskStorage: Sendable {
         Self.removeAbandonedTemporaryFiles(in: root + "/tmp")
         let database = try SQLiteDatabase(path: root + "/index.sqlite")
         try database.execute(config.syncsToDisk ? Self.schema + "PRAGMA synchronous=FULL;" : Self.schema)
+        Self.reconcileAbandonedWrites(database, root: root)
         index = Mutex(database)
         readOnlySources = config.readOnlyDirectories.map { ReadOnlySource(root: $0.path) }
     }
@@ -75,8 +76,14 @@ public final class DiskStorage: Sendable {
         try CacheFileSystem.writeNewFile(temporary, data, sync: config.syncsToDisk)
         let checksum = CacheFileSystem.checksum(data)
         var evicted: [String] = []
+        let pid = Int64(getpid())
         do {
             try index.withLock { db in
+                // Committed before the rename: if this process dies between the rename and
+                // the commit below, the next opener finds the record and removes a payload
+                // that has no matching row (otherwise an orphan file nobody can see).
+                try db.run("INSERT INTO pending (name, pid) VALUES (?, ?)", [.text(name), .integer(pid)])
+                defer { Self.reconcilePending(db, root: root, name: name, pid: pid) }
                 try db.transaction {
                     try CacheFileSystem.rename(temporary, path(of: name))
                     try db.run(Self.upsert, [
@@ -385,6 +392,33 @@ public final class DiskStorage: Sendable {
         case .days(let days): Double(days) * 86_400
         case .never, .date, .expired: nil
         }
+    }
+
+    /// Settles the pending record of one write: a payload file whose checksum does not match
+    /// its row (or that has no row) is removed, then the record. A write that committed leaves
+    /// a matching pair and only the record goes.
+    static func reconcilePending(_ db: SQLiteDatabase, root: String, name: String, pid: Int64) {
+        let path = root + "/entries/" + name.prefix(2) + "/" + name
+        if let metadata = try? lookup(db, name) {
+            if let data = try? CacheFileSystem.read(path), CacheFileSystem.checksum(data) != metadata.checksum {
+                CacheFileSystem.remove(path)
+            }
+        } else {
+            CacheFileSystem.remove(path)
+        }
+        _ = try? db.run("DELETE FROM pending WHERE name = ? AND pid = ?", [.text(name), .integer(pid)])
+    }
+
+    /// Pending records of processes that no longer run are writes cut short: reconcile them.
+    private static func reconcileAbandonedWrites(_ db: SQLiteDatabase, root: String) {
+        var abandoned: [(String, Int64)] = []
+        _ = try? db.run("SELECT name, pid FROM pending") { row in
+            let pid = row.integer(1)
+            if kill(pid_t(truncatingIfNeeded: pid), 0) != 0 && errno == ESRCH, let name = row.text(0) {
+                abandoned.append((name, pid))
+            }
+        }
+        for (name, pid) in abandoned { reconcilePending(db, root: root, name: name, pid: pid) }
     }
 
     /// Temporary files are named `<pid>-<random>`: those of processes that are gone are leftovers.

@@ -3,19 +3,12 @@ import Testing
 
 /// Runs the built `magpie` executable as a user would.
 struct MagpieCLITests {
-    static let binary: URL? = {
-        // The test bundle sits in the build products folder next to the executable.
-        let products = Bundle.main.bundleURL.deletingLastPathComponent()
-        let candidates = [products.appendingPathComponent("magpie"), Bundle.main.bundleURL.appendingPathComponent("magpie")]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
 
     struct Run { var status: Int32; var stdout: String; var stderr: String }
 
     func magpie(_ arguments: [String]) throws -> Run {
         let process = Process()
-        guard let binary = Self.binary else { throw CocoaError(.fileNoSuchFile) }
-        process.executableURL = binary
+        process.executableURL = try BuiltProducts.executable("magpie")
         process.arguments = arguments
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
@@ -34,7 +27,7 @@ struct MagpieCLITests {
         return url
     }
 
-    @Test(.enabled(if: binary != nil))
+    @Test
     func infoPrintsOneJSONObjectPerFileAndExitsOneOnFailure() throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -54,14 +47,14 @@ struct MagpieCLITests {
         #expect((failure?["error"] as? String)?.contains("truncated JPEG") == true)
     }
 
-    @Test(.enabled(if: binary != nil))
+    @Test
     func usageErrorsExitWithTwo() throws {
         #expect(try magpie(["info"]).status == 2)
         #expect(try magpie(["convert", "a.png", "b.png", "--quality", "0"]).status == 2)
         #expect(try magpie(["convert", "a.png", "b.unknown"]).status == 2)
     }
 
-    @Test(.enabled(if: binary != nil))
+    @Test
     func convertShrinksToFitAndPicksFormatFromExtension() throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
