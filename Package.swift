@@ -58,6 +58,11 @@ let package = Package(
             dependencies: ["Magpie", "CImageCodecs"],
             path: "Benchmarks/BenchmarkWorker"
         ),
+        .executableTarget(
+            name: "magpie-cache-bench",
+            dependencies: ["Magpie"],
+            path: "Benchmarks/CacheBenchmarks"
+        ),
         // Child process for DiskStorage's crash (SIGKILL) and two-process tests.
         .executableTarget(
             name: "magpie-cache-stress",

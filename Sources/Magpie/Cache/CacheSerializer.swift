@@ -1,0 +1,142 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Turns images into the bytes a disk cache stores, and those bytes back into images.
+public protocol CacheSerializer: Sendable {
+    /// The bytes to store for `image`; `original` is the data it was decoded from, when known.
+    ///
+    /// - Throws: `MagpieError.encodingFailed` when the image cannot be encoded.
+    func data(with image: Image, original: Data?) throws -> Data
+
+    /// The image stored as `data`.
+    ///
+    /// - Throws: `MagpieError.decodingFailed` when the bytes are not a decodable image.
+    func image(with data: Data, options: ImageDecodingOptions) throws -> Image
+
+    /// True when the stored bytes may be the unprocessed original rather than the processed
+    /// image, so whoever reads them back must run the processors again.
+    var originalDataUsed: Bool { get }
+}
+
+extension CacheSerializer {
+    /// False: the stored bytes are always the image that was passed in.
+    public var originalDataUsed: Bool { false }
+}
+
+/// The serializer used when none is given; it keeps each image in the format it came in.
+///
+/// `data(with:original:)` follows this rule:
+/// 1. `original` given and `preferCacheOriginalData` → `original`, unchanged.
+/// 2. Otherwise by `image.format`:
+///    - PNG → PNG (APNG when animated);
+///    - JPEG → JPEG at `jpegQuality`;
+///    - GIF → `original` when it is a GIF whose canvas matches the image's size (re-encoding
+///      would quantize again), else a GIF encode;
+///    - WebP → lossy WebP at `jpegQuality` (animated when the image is);
+///    - anything else (built in memory, or a format Magpie cannot write) → PNG.
+///
+/// A GIF processed without changing its size (a tint, say) would keep its unprocessed
+/// original bytes under rule 2; pass `original: nil` or use `FormatIndicatedCacheSerializer.gif` then.
+public struct DefaultCacheSerializer: CacheSerializer {
+    /// Quality 1...100 for JPEG and WebP output.
+    public var jpegQuality: Int
+    /// Store `original` as is whenever it is given.
+    public var preferCacheOriginalData: Bool
+    /// The coders used to encode and decode.
+    public var registry: ImageCoderRegistry
+
+    /// A serializer with the given settings.
+    public init(jpegQuality: Int = 85, preferCacheOriginalData: Bool = false, registry: ImageCoderRegistry = .shared) {
+        self.jpegQuality = jpegQuality
+        self.preferCacheOriginalData = preferCacheOriginalData
+        self.registry = registry
+    }
+
+    /// Quality 85, re-encoding rather than keeping the original, shared registry.
+    public static let `default` = DefaultCacheSerializer()
+
+    /// Equal to `preferCacheOriginalData`.
+    public var originalDataUsed: Bool { preferCacheOriginalData }
+
+    /// The bytes for `image` by the rule in the type's description.
+    public func data(with image: Image, original: Data?) throws -> Data {
+        if let original, preferCacheOriginalData { return original }
+        switch image.format {
+        case .png:
+            return try registry.encode(image, as: .png)
+        case .jpeg:
+            return try registry.encode(image, as: .jpeg, options: ImageEncodingOptions(quality: jpegQuality))
+        case .gif:
+            if let original, Self.gifCanvasSize(of: original) == image.pixelSize { return original }
+            return try registry.encode(image, as: .gif)
+        case .webp:
+            return try registry.encode(image, as: .webp, options: ImageEncodingOptions(quality: jpegQuality))
+        default:
+            return try registry.encode(image, as: .png)
+        }
+    }
+
+    /// Decodes `data` with `registry`.
+    public func image(with data: Data, options: ImageDecodingOptions) throws -> Image {
+        try registry.decode(data, options: options)
+    }
+
+    /// The logical screen size from a GIF header; nil when `data` is not a GIF.
+    static func gifCanvasSize(of data: Data) -> PixelSize? {
+        guard data.count >= 10, ImageFormat(sniffing: data) == .gif else { return nil }
+        let start = data.startIndex
+        func littleEndian(_ offset: Int) -> Int {
+            Int(data[start + offset]) | Int(data[start + offset + 1]) << 8
+        }
+        return PixelSize(width: littleEndian(6), height: littleEndian(8))
+    }
+}
+
+/// A serializer that always stores one format, whatever the image came in.
+public struct FormatIndicatedCacheSerializer: CacheSerializer {
+    /// The format written.
+    public let format: ImageFormat
+    /// The encoding options used.
+    public let options: ImageEncodingOptions
+    /// The coders used to encode and decode.
+    public let registry: ImageCoderRegistry
+
+    /// A serializer writing `format` with `options`; encoding throws when no coder writes `format`.
+    public init(format: ImageFormat, options: ImageEncodingOptions = .default, registry: ImageCoderRegistry = .shared) {
+        self.format = format
+        self.options = options
+        self.registry = registry
+    }
+
+    /// Always PNG (APNG for animations): lossless, keeps alpha.
+    public static let png = FormatIndicatedCacheSerializer(format: .png)
+    /// Always JPEG at quality 85; transparency is flattened onto white.
+    public static let jpeg = jpeg(quality: 85)
+    /// Always GIF (re-encoded, never the original bytes).
+    public static let gif = FormatIndicatedCacheSerializer(format: .gif)
+    /// Always lossy WebP at quality 85.
+    public static let webp = webp(lossless: false, quality: 85)
+
+    /// Always JPEG at `quality` (1...100).
+    public static func jpeg(quality: Int) -> FormatIndicatedCacheSerializer {
+        FormatIndicatedCacheSerializer(format: .jpeg, options: ImageEncodingOptions(quality: quality))
+    }
+
+    /// Always WebP, lossless or lossy at `quality` (1...100, ignored when lossless).
+    public static func webp(lossless: Bool, quality: Int = 85) -> FormatIndicatedCacheSerializer {
+        FormatIndicatedCacheSerializer(format: .webp, options: ImageEncodingOptions(quality: quality, lossless: lossless))
+    }
+
+    /// `image` encoded as `format`; `original` is ignored.
+    public func data(with image: Image, original: Data?) throws -> Data {
+        try registry.encode(image, as: format, options: options)
+    }
+
+    /// Decodes `data` with `registry`.
+    public func image(with data: Data, options: ImageDecodingOptions) throws -> Image {
+        try registry.decode(data, options: options)
+    }
+}
