@@ -1,7 +1,7 @@
 // magpie-cache-bench: the cost of a memory-cache hit, MemoryStorage side by side with a
 // plain Dictionary behind a Mutex (the floor any thread-safe cache has to pay) and NSCache.
 //
-//   magpie-cache-bench [--ops N] [--batches N]
+//   magpie-cache-bench [--ops N] [--batches N] [--disk-entries N]   (--disk-entries 0 skips the disk part)
 //
 // Every cache holds the same 1,000 small images and every lookup hits. A batch is N lookups
 // per thread over the keys in a shuffled order; the median batch is reported. With 2 threads,
@@ -21,6 +21,7 @@ func option(_ name: String, default value: Int) -> Int {
 let opsPerBatch = option("--ops", default: 200_000)
 let batches = option("--batches", default: 15)
 let entryCount = 1_000
+let diskEntries = option("--disk-entries", default: 100_000)
 
 /// Keeps results observable so the optimizer cannot drop the lookups.
 let sink = Atomic<Int>(0)
@@ -188,3 +189,10 @@ for row in [storeRow, storeBaseline] {
 }
 print()
 print("checksum \(sink.load(ordering: .relaxed)), entries \(storage.count), statistics \(storage.statistics)")
+if diskEntries > 0 {
+    do {
+        try runDiskBenchmarks(entries: diskEntries)
+    } catch {
+        print("disk benchmark failed: \(error)")
+    }
+}

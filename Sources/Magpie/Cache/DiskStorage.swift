@@ -30,6 +30,9 @@ public final class DiskStorage: Sendable {
     private let index: Mutex<SQLiteDatabase>
     private let readOnlySources: [ReadOnlySource]
     private let subscribers = Mutex<[Int: AsyncStream<Event>.Continuation]>([:])
+    /// Access-time updates not yet written: a write transaction per hit would cost far more
+    /// than the hit itself, so they are flushed in batches (and before any eviction).
+    private let touches = Mutex(TouchLog())
     private let nextSubscriber = Mutex(0)
 
     /// Opens (creating if needed) the cache folder and its index, and removes temporary
@@ -134,7 +137,8 @@ public final class DiskStorage: Sendable {
     public func entry(forKey key: String, extendingExpiration: ExpirationExtending? = nil) throws -> (data: Data, metadata: EntryMetadata)? {
         let name = fileName(forKey: key)
         let now = config.clock.now()
-        guard var metadata = try index.withLock({ try Self.lookup($0, name) }), metadata.key == key else {
+        guard var metadata = try index.withLock({ try Self.lookup($0, name) }).map(withPendingTouch), metadata.key == key
+        else {
             return try readOnlyEntry(key: key, name: name, now: now)
         }
         if metadata.isExpired(at: now) {
@@ -150,12 +154,11 @@ public final class DiskStorage: Sendable {
         case .cacheTime: expires = metadata.lifetime.map { now.addingTimeInterval($0) } ?? metadata.expiration
         case .expirationTime(let lifetime): expires = lifetime.estimatedExpiration(since: now)
         }
-        try index.withLock { db in
-            _ = try db.run(Self.touch, [
-                .real(now.timeIntervalSince1970), .real(expires.timeIntervalSince1970), .text(name),
-                .integer(Int64(metadata.checksum)),
-            ])
+        let flushDue = touches.withLock { log -> Bool in
+            log.entries[name] = Touch(accessed: now, expires: expires, checksum: metadata.checksum)
+            return log.entries.count >= TouchLog.batchSize || log.lastFlush.duration(to: .now) > TouchLog.maximumDelay
         }
+        if flushDue { try flushAccessTimes() }
         metadata.lastAccess = now
         metadata.expiration = expires
         return (data, metadata)
@@ -164,7 +167,44 @@ public final class DiskStorage: Sendable {
     /// The index's record for `key` (expired or not), without reading the payload or touching it.
     public func metadata(forKey key: String) throws -> EntryMetadata? {
         let name = fileName(forKey: key)
-        return try index.withLock { try Self.lookup($0, name) }.flatMap { $0.key == key ? $0 : nil }
+        return try index.withLock { try Self.lookup($0, name) }.map(withPendingTouch).flatMap { $0.key == key ? $0 : nil }
+    }
+
+    /// Writes pending access times and expiry extensions to the index now. Reads do this by
+    /// themselves in batches; call it before handing the folder to another tool.
+    public func flushAccessTimes() throws {
+        let pending = touches.withLock { log -> [String: Touch] in
+            defer {
+                log.entries.removeAll(keepingCapacity: true)
+                log.lastFlush = .now
+            }
+            return log.entries
+        }
+        guard !pending.isEmpty else { return }
+        try index.withLock { db in try db.transaction { try Self.apply(pending, to: db) } }
+    }
+
+    deinit {
+        try? flushAccessTimes()
+    }
+
+    private func withPendingTouch(_ metadata: EntryMetadata) -> EntryMetadata {
+        guard let touch = touches.withLock({ $0.entries[metadata.fileName] }), touch.checksum == metadata.checksum
+        else { return metadata }
+        var merged = metadata
+        merged.lastAccess = max(merged.lastAccess, touch.accessed)
+        merged.expiration = touch.expires
+        return merged
+    }
+
+    /// Applies access updates inside an open transaction (rows replaced since are left alone).
+    private static func apply(_ pending: [String: Touch], to db: SQLiteDatabase) throws {
+        for (name, touch) in pending {
+            try db.run(Self.touch, [
+                .real(touch.accessed.timeIntervalSince1970), .real(touch.expires.timeIntervalSince1970), .text(name),
+                .integer(Int64(touch.checksum)),
+            ])
+        }
     }
 
     /// Whether an unexpired entry for `key` is indexed (here or in a read-only directory); reads no payload.
@@ -211,6 +251,7 @@ public final class DiskStorage: Sendable {
     /// Removes expired entries and returns their file names (also published as `.cleaned`).
     @discardableResult
     public func removeExpired() throws -> [String] {
+        try flushAccessTimes()  // a pending read may have extended an entry
         let now = config.clock.now().timeIntervalSince1970
         let names = try index.withLock { db in
             try db.transaction { () throws -> [String] in
@@ -245,6 +286,7 @@ public final class DiskStorage: Sendable {
 
     /// Number of entries that have expired but not yet been removed.
     public func expiredCount() throws -> Int {
+        try flushAccessTimes()
         let now = config.clock.now().timeIntervalSince1970
         var count = 0
         try index.withLock { db in
@@ -336,6 +378,12 @@ public final class DiskStorage: Sendable {
         var total = 0
         try db.run("SELECT bytes FROM totals WHERE id = 0") { total = Int($0.integer(0)) }
         guard total > config.sizeLimit else { return [] }
+        // Recent reads must count before choosing what is least recently used.
+        let pending = touches.withLock { log -> [String: Touch] in
+            defer { log.entries.removeAll(keepingCapacity: true) }
+            return log.entries
+        }
+        try Self.apply(pending, to: db)
         let target = config.sizeLimit / 2
         var evicted: [String] = []
         let queries = [

@@ -120,3 +120,21 @@ extension DiskStorage {
         case evicted(fileNames: [String])
     }
 }
+
+/// A read's effect on an entry, waiting to be written to the index.
+struct Touch: Sendable {
+    var accessed: Date
+    var expires: Date
+    var checksum: UInt32
+}
+
+/// Pending `Touch`es and when they were last written.
+struct TouchLog: Sendable {
+    /// Flush after this many distinct entries were read...
+    static let batchSize = 256
+    /// ...or when the oldest unwritten read is this old.
+    static let maximumDelay = Duration.seconds(1)
+
+    var entries: [String: Touch] = [:]
+    var lastFlush = ContinuousClock.now
+}

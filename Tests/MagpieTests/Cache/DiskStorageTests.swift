@@ -232,4 +232,18 @@ struct DiskStorageTests {
             .filter { $0.count > 3 }
         #expect(files.count == (try disk.count()), "every indexed entry has a file and no file is orphaned")
     }
+
+    @Test func batchedAccessTimesReachTheIndexForOtherOpeners() throws {
+        let folder = try TemporaryFolder(); defer { folder.cleanUp() }
+        let clock = TestClock()
+        let disk = try storage(folder, clock: clock, expiration: .seconds(100))
+        try disk.store(payload(1), forKey: "k")
+        clock.advance(80)
+        _ = try disk.value(forKey: "k")  // extends to +180, pending in memory
+        let other = try storage(folder, clock: clock)
+        #expect(try other.metadata(forKey: "k")?.expiration == Date(timeIntervalSince1970: 1_800_000_100))
+        try disk.flushAccessTimes()
+        #expect(try other.metadata(forKey: "k")?.expiration == Date(timeIntervalSince1970: 1_800_000_180))
+        #expect(try other.metadata(forKey: "k")?.lastAccess == Date(timeIntervalSince1970: 1_800_000_080))
+    }
 }
