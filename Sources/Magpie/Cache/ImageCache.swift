@@ -1,0 +1,280 @@
+import Dispatch
+import Logging
+import Metrics
+import Synchronization
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The two-level image cache: decoded images in a `MemoryStorage`, their bytes in a
+/// `DiskStorage`. Reads go memory → disk (decode on an I/O queue, then promote to
+/// memory); concurrent reads of one key that miss memory share a single disk decode.
+///
+/// A processed variant is stored under `key@processorIdentifier`, so a thumbnail never
+/// collides with the original. If the disk cache cannot be opened (unwritable folder),
+/// the cache runs on memory alone and says why in `diskError`.
+public final class ImageCache: Sendable {
+    /// The shared cache named "default" in the default folder.
+    public static let `default` = ImageCache(name: "default")
+
+    /// The cache's name (its disk folder's name).
+    public let name: String
+    /// Decoded images.
+    public let memoryStorage: MemoryStorage
+    /// Encoded bytes; nil when the disk cache could not be opened.
+    public let diskStorage: DiskStorage?
+    /// Why there is no disk cache, when there is none.
+    public let diskError: MagpieError?
+
+    private let ioQueue: DispatchQueue
+    private let inflight = Mutex<[String: Task<Image?, any Error>]>([:])
+    private let logger: Logger
+    private let counters: CacheCounters
+
+    /// A cache named `name` with the given memory configuration and disk configuration
+    /// (default: a `DiskStorage` named `name` in `DiskStorage.Config.defaultDirectory`).
+    public convenience init(name: String, memoryConfig: MemoryStorage.Config = .init(), diskConfig: DiskStorage.Config? = nil) {
+        let config = diskConfig ?? DiskStorage.Config(name: name)
+        let disk: DiskStorage?
+        let failure: MagpieError?
+        do {
+            disk = try DiskStorage(config: config)
+            failure = nil
+        } catch {
+            disk = nil
+            failure = error as? MagpieError
+                ?? .cacheFailed(reason: .cannotCreateDirectory(path: config.directory.path, message: "\(error)"))
+        }
+        self.init(name: name, memoryStorage: MemoryStorage(config: memoryConfig), diskStorage: disk, diskError: failure)
+    }
+
+    /// A cache over existing storages (`diskStorage` nil: memory only).
+    public init(name: String, memoryStorage: MemoryStorage, diskStorage: DiskStorage?, diskError: MagpieError? = nil) {
+        self.name = name
+        self.memoryStorage = memoryStorage
+        self.diskStorage = diskStorage
+        self.diskError = diskError
+        ioQueue = DispatchQueue(label: "magpie.ImageCache.io.\(name)", attributes: .concurrent)
+        logger = Logger(label: "magpie.cache.\(name)")
+        counters = CacheCounters(cache: name)
+        if let diskError { logger.warning("disk cache unavailable, using memory only", metadata: ["error": "\(diskError)"]) }
+    }
+
+    /// `key@processorIdentifier`, or `key` for the original.
+    public static func computedKey(_ key: String, processorIdentifier: String) -> String {
+        processorIdentifier.isEmpty ? key : key + "@" + processorIdentifier
+    }
+
+    // MARK: Storing
+
+    /// Stores `image` in memory and (when `toDisk`) its serialized bytes on disk.
+    ///
+    /// - Parameters:
+    ///   - original: the bytes the image was decoded from, which the serializer may keep as they are.
+    ///   - validators: HTTP validators kept with the disk entry for revalidation.
+    /// - Returns: the per-layer outcome; a disk failure is reported there, and logged.
+    @discardableResult
+    public func store(
+        _ image: Image, original: Data? = nil, forKey key: String, processorIdentifier: String = "",
+        cacheSerializer: any CacheSerializer = DefaultCacheSerializer.default, toDisk: Bool = true,
+        memoryExpiration: StorageExpiration? = nil, diskExpiration: StorageExpiration? = nil,
+        validators: DiskStorage.Validators = .init()
+    ) async -> CacheStoreResult {
+        let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
+        memoryStorage.store(image, forKey: computed, expiration: memoryExpiration)
+        guard toDisk else { return CacheStoreResult(memoryCacheResult: .success(()), diskCacheResult: nil) }
+        let disk = await onIOQueue { () throws -> Void in
+            guard let diskStorage = self.diskStorage else { throw self.diskError ?? .cacheFailed(reason: .cannotWrite(path: "", message: "no disk cache", diskFull: false)) }
+            let data: Data
+            do {
+                data = try cacheSerializer.data(with: image, original: original)
+            } catch {
+                throw MagpieError.cacheFailed(reason: .serializationFailed(key: computed, message: "\(error)"))
+            }
+            try diskStorage.store(data, forKey: computed, expiration: diskExpiration, validators: validators)
+        }
+        if case .failure(let error) = disk {
+            counters.errors.increment()
+            logger.warning("disk store failed", metadata: ["key": "\(computed)", "error": "\(error)"])
+        }
+        return CacheStoreResult(memoryCacheResult: .success(()), diskCacheResult: disk)
+    }
+
+    /// Stores already encoded bytes on disk only (for callers that cache what they downloaded).
+    public func storeToDisk(
+        _ data: Data, forKey key: String, processorIdentifier: String = "", expiration: StorageExpiration? = nil,
+        validators: DiskStorage.Validators = .init()
+    ) async throws {
+        guard let diskStorage else { throw diskError ?? .cacheFailed(reason: .cannotWrite(path: "", message: "no disk cache", diskFull: false)) }
+        let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
+        try await onIOQueue { try diskStorage.store(data, forKey: computed, expiration: expiration, validators: validators) }.get()
+    }
+
+    /// Completion-handler form of `store`, calling back on `callbackQueue`.
+    public func store(
+        _ image: Image, original: Data? = nil, forKey key: String, processorIdentifier: String = "",
+        cacheSerializer: any CacheSerializer = DefaultCacheSerializer.default, toDisk: Bool = true,
+        callbackQueue: DispatchQueue = .global(), completion: (@Sendable (CacheStoreResult) -> Void)? = nil
+    ) {
+        Task {
+            let result = await store(image, original: original, forKey: key, processorIdentifier: processorIdentifier,
+                                     cacheSerializer: cacheSerializer, toDisk: toDisk)
+            if let completion { callbackQueue.async { completion(result) } }
+        }
+    }
+
+    // MARK: Retrieving
+
+    /// Looks `key` up in memory, then on disk (decoding with `options.decodingOptions` and
+    /// promoting the image to memory).
+    ///
+    /// - Throws: `MagpieError` when the disk entry exists but cannot be read or decoded.
+    public func retrieveImage(forKey key: String, options: ImageCacheRetrievalOptions = .init()) async throws -> ImageCacheResult {
+        let computed = Self.computedKey(key, processorIdentifier: options.processorIdentifier)
+        if let image = memoryStorage.value(forKey: computed, extendingExpiration: options.memoryAccessExtending) {
+            counters.memoryHits.increment()
+            return .memory(image)
+        }
+        counters.memoryMisses.increment()
+        guard !options.memoryOnly, diskStorage != nil else { return .none }
+        guard let image = try await sharedDiskDecode(computed, options: options) else {
+            counters.diskMisses.increment()
+            return .none
+        }
+        counters.diskHits.increment()
+        memoryStorage.store(image, forKey: computed, expiration: options.memoryExpiration)
+        return .disk(image)
+    }
+
+    /// Completion-handler form of `retrieveImage`, calling back on `callbackQueue`.
+    public func retrieveImage(
+        forKey key: String, options: ImageCacheRetrievalOptions = .init(), callbackQueue: DispatchQueue = .global(),
+        completion: @escaping @Sendable (Result<ImageCacheResult, MagpieError>) -> Void
+    ) {
+        Task {
+            let result: Result<ImageCacheResult, MagpieError>
+            do {
+                result = .success(try await retrieveImage(forKey: key, options: options))
+            } catch {
+                result = .failure(error as? MagpieError ?? .cacheFailed(reason: .cannotRead(path: key, message: "\(error)")))
+            }
+            callbackQueue.async { completion(result) }
+        }
+    }
+
+    /// The image in memory, without touching the disk.
+    public func retrieveImageInMemoryCache(forKey key: String, processorIdentifier: String = "") -> Image? {
+        memoryStorage.value(forKey: Self.computedKey(key, processorIdentifier: processorIdentifier))
+    }
+
+    /// One disk read + decode per key at a time, however many callers ask.
+    private func sharedDiskDecode(_ computed: String, options: ImageCacheRetrievalOptions) async throws -> Image? {
+        let (task, isOwner) = inflight.withLock { tasks -> (Task<Image?, any Error>, Bool) in
+            if let running = tasks[computed] { return (running, false) }
+            let task = Task<Image?, any Error> {
+                try await self.onIOQueue { () throws -> Image? in
+                    guard let data = try self.diskStorage?.value(forKey: computed, extendingExpiration: options.diskAccessExtending)
+                    else { return nil }
+                    return try options.cacheSerializer.image(with: data, options: options.decodingOptions)
+                }.get()
+            }
+            tasks[computed] = task
+            return (task, true)
+        }
+        defer { if isOwner { _ = inflight.withLock { $0.removeValue(forKey: computed) } } }
+        do {
+            return try await task.value
+        } catch {
+            counters.errors.increment()
+            logger.debug("disk entry unusable", metadata: ["key": "\(computed)", "error": "\(error)"])
+            throw error
+        }
+    }
+
+    // MARK: Inspecting and removing
+
+    /// Where the image for `key` is cached, without reading it.
+    public func imageCachedType(forKey key: String, processorIdentifier: String = "") -> CacheType {
+        let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
+        if memoryStorage.isCached(forKey: computed) { return .memory }
+        if diskStorage?.isCached(forKey: computed) == true { return .disk }
+        return .none
+    }
+
+    /// Whether the image for `key` is in memory or on disk.
+    public func isCached(forKey key: String, processorIdentifier: String = "") -> Bool {
+        imageCachedType(forKey: key, processorIdentifier: processorIdentifier).cached
+    }
+
+    /// Removes the image for `key` from the chosen layers.
+    public func removeImage(forKey key: String, processorIdentifier: String = "", fromMemory: Bool = true, fromDisk: Bool = true) async throws {
+        let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
+        if fromMemory { memoryStorage.remove(forKey: computed) }
+        if fromDisk, let diskStorage { try await onIOQueue { try diskStorage.remove(forKey: computed) }.get() }
+    }
+
+    /// Empties the memory cache.
+    public func clearMemoryCache() { memoryStorage.removeAll() }
+
+    /// Empties the disk cache.
+    public func clearDiskCache() async throws {
+        guard let diskStorage else { return }
+        try await onIOQueue { try diskStorage.removeAll() }.get()
+    }
+
+    /// Removes expired images from memory.
+    public func cleanExpiredMemoryCache() { _ = memoryStorage.removeExpired() }
+
+    /// Removes expired entries from disk, then enforces the size limit; returns the removed file names.
+    @discardableResult
+    public func cleanExpiredDiskCache() async throws -> [String] {
+        guard let diskStorage else { return [] }
+        return try await onIOQueue { try diskStorage.removeExpired() + diskStorage.enforceSizeLimit() }.get()
+    }
+
+    /// Bytes on disk.
+    public func diskStorageSize() async throws -> Int {
+        guard let diskStorage else { return 0 }
+        return try await onIOQueue { try diskStorage.totalSize() }.get()
+    }
+
+    /// The file that holds (or would hold) the image for `key`; nil without a disk cache.
+    public func cachePath(forKey key: String, processorIdentifier: String = "") -> String? {
+        diskStorage?.fileURL(forKey: Self.computedKey(key, processorIdentifier: processorIdentifier)).path
+    }
+
+    /// Runs blocking disk work on the I/O queue, off the cooperative thread pool.
+    private func onIOQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async -> Result<T, MagpieError> {
+        await withCheckedContinuation { continuation in
+            ioQueue.async {
+                do {
+                    continuation.resume(returning: .success(try work()))
+                } catch let error as MagpieError {
+                    continuation.resume(returning: .failure(error))
+                } catch {
+                    continuation.resume(returning: .failure(.cacheFailed(reason: .cannotRead(path: "", message: "\(error)"))))
+                }
+            }
+        }
+    }
+}
+
+/// swift-metrics counters for one cache (dimension `cache`), a no-op until a backend is bootstrapped.
+struct CacheCounters: Sendable {
+    let memoryHits: Counter
+    let memoryMisses: Counter
+    let diskHits: Counter
+    let diskMisses: Counter
+    let errors: Counter
+
+    init(cache: String) {
+        let dimension = [("cache", cache)]
+        memoryHits = Counter(label: "magpie_cache_hits", dimensions: dimension + [("layer", "memory")])
+        memoryMisses = Counter(label: "magpie_cache_misses", dimensions: dimension + [("layer", "memory")])
+        diskHits = Counter(label: "magpie_cache_hits", dimensions: dimension + [("layer", "disk")])
+        diskMisses = Counter(label: "magpie_cache_misses", dimensions: dimension + [("layer", "disk")])
+        errors = Counter(label: "magpie_cache_errors", dimensions: dimension)
+    }
+}

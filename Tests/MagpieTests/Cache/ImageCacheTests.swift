@@ -1,0 +1,127 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Magpie
+
+/// A serializer that counts decodes and can be slowed down, to observe coalescing.
+final class CountingSerializer: CacheSerializer, Sendable {
+    let decodes = Atomic<Int>(0)
+    let delay: Duration
+    init(delay: Duration = .zero) { self.delay = delay }
+    func data(with image: Image, original: Data?) throws -> Data { try DefaultCacheSerializer.default.data(with: image, original: original) }
+    func image(with data: Data, options: ImageDecodingOptions) throws -> Image {
+        decodes.add(1, ordering: .relaxed)
+        if delay > .zero { usleep(UInt32(delay.components.attoseconds / 1_000_000_000_000)) }
+        return try DefaultCacheSerializer.default.image(with: data, options: options)
+    }
+}
+
+struct ImageCacheTests {
+    func makeCache(_ folder: TemporaryFolder, name: String = "images") -> ImageCache {
+        ImageCache(name: name, memoryConfig: .init(cleanInterval: 0), diskConfig: .init(name: name, directory: folder.url))
+    }
+
+    func image(_ width: Int = 40, _ height: Int = 30) throws -> Image {
+        var image = Image(pixels: try TestImages.gradient(width: width, height: height))
+        image.format = .png
+        return image
+    }
+
+    @Test func storedImagesComeBackFromMemoryThenFromDiskAfterMemoryIsCleared() async throws {
+        let folder = try TemporaryFolder(); defer { folder.cleanUp() }
+        let cache = makeCache(folder)
+        let source = try image()
+        let stored = await cache.store(source, forKey: "https://x.org/a.png")
+        #expect((try? stored.diskCacheResult?.get()) != nil)
+        #expect(cache.imageCachedType(forKey: "https://x.org/a.png") == .memory)
+        let first = try await cache.retrieveImage(forKey: "https://x.org/a.png")
+        #expect(first.cacheType == .memory && first.image?.pixels == source.pixels)
+        cache.clearMemoryCache()
+        #expect(cache.imageCachedType(forKey: "https://x.org/a.png") == .disk)
+        let second = try await cache.retrieveImage(forKey: "https://x.org/a.png")
+        #expect(second.cacheType == .disk && second.image?.pixels == source.pixels)
+        #expect(cache.imageCachedType(forKey: "https://x.org/a.png") == .memory, "a disk hit is promoted to memory")
+        #expect(try await cache.retrieveImage(forKey: "https://x.org/other.png").cacheType == .none)
+    }
+
+    @Test func processedVariantsNeverCollideWithTheOriginal() async throws {
+        let folder = try TemporaryFolder(); defer { folder.cleanUp() }
+        let cache = makeCache(folder)
+        let original = try image(40, 30), thumbnail = try image(8, 6)
+        await cache.store(original, forKey: "k")
+        await cache.store(thumbnail, forKey: "k", processorIdentifier: "resize(8x6)")
+        cache.clearMemoryCache()
+        #expect(try await cache.retrieveImage(forKey: "k").image?.width == 40)
+        #expect(try await cache.retrieveImage(forKey: "k", options: .init(processorIdentifier: "resize(8x6)")).image?.width == 8)
+        #expect(cache.cachePath(forKey: "k") != cache.cachePath(forKey: "k", processorIdentifier: "resize(8x6)"))
+        #expect(ImageCache.computedKey("k", processorIdentifier: "p") == "k@p")
+    }
+
+    @Test func concurrentDiskHitsForOneKeyDecodeOnce() async throws {
+        let folder = try TemporaryFolder(); defer { folder.cleanUp() }
+        let cache = makeCache(folder)
+        await cache.store(try image(), forKey: "shared")
+        cache.clearMemoryCache()
+        let serializer = CountingSerializer(delay: .milliseconds(100))
+        let options = ImageCacheRetrievalOptions(cacheSerializer: serializer)
+        try await withThrowingTaskGroup(of: CacheType.self) { group in
+            for _ in 0..<8 { group.addTask { try await cache.retrieveImage(forKey: "shared", options: options).cacheType } }
+            for try await type in group { #expect(type != .none) }
+        }
+        #expect(serializer.decodes.load(ordering: .relaxed) == 1)
+    }
+
+    @Test func diskHitsHonourDecodingOptions() async throws {
+        let folder = try TemporaryFolder(); defer { folder.cleanUp() }
+        let cache = makeCache(folder)
+        var photo = Image(pixels: try TestImages.gradient(width: 800, height: 600))
+        photo.format = .jpeg
+        await cache.store(photo, forKey: "photo")
+        cache.clearMemoryCache()
+        let options = ImageCacheRetrievalOptions(decodingOptions: .init(targetSize: PixelSize(width: 100, height: 100), scale: 2))
+        let result = try await cache.retrieveImage(forKey: "photo", options: options)
+        #expect(result.image.map { $0.width < 800 && $0.width >= 100 && $0.scale == 2 } == true)
+    }
+
+    @Test func unwritableDiskLeavesTheMemoryLayerWorking() async throws {
+        let cache = ImageCache(name: "broken", diskConfig: .init(name: "broken", directory: URL(fileURLWithPath: "/proc/magpie-no")))
+        #expect(cache.diskStorage == nil && cache.diskError != nil)
+        let result = await cache.store(try image(), forKey: "k")
+        if case .failure(.cacheFailed) = result.diskCacheResult {} else { Issue.record("disk failure not reported: \(String(describing: result.diskCacheResult))") }
+        #expect(try await cache.retrieveImage(forKey: "k").cacheType == .memory)
+    }
+
+    @Test func removingAndCleaningAffectTheChosenLayers() async throws {
+        let folder = try TemporaryFolder(); defer { folder.cleanUp() }
+        let cache = makeCache(folder)
+        await cache.store(try image(), forKey: "a")
+        await cache.store(try image(), forKey: "b")
+        try await cache.removeImage(forKey: "a", fromMemory: true, fromDisk: false)
+        #expect(cache.imageCachedType(forKey: "a") == .disk)
+        try await cache.removeImage(forKey: "a")
+        #expect(cache.imageCachedType(forKey: "a") == .none)
+        #expect(try await cache.diskStorageSize() > 0)
+        try await cache.clearDiskCache()
+        #expect(try await cache.diskStorageSize() == 0)
+        #expect(cache.imageCachedType(forKey: "b") == .memory)
+        await cache.store(try image(), forKey: "c", memoryExpiration: .expired, diskExpiration: .expired)
+        #expect(!cache.isCached(forKey: "c"))
+    }
+
+    @Test func completionHandlerVariantsCallBackOnceOnTheGivenQueue() async throws {
+        let folder = try TemporaryFolder(); defer { folder.cleanUp() }
+        let cache = makeCache(folder)
+        let queue = DispatchQueue(label: "callbacks")
+        let stored: CacheStoreResult = await withCheckedContinuation { continuation in
+            cache.store(try! image(), forKey: "k", callbackQueue: queue) { continuation.resume(returning: $0) }
+        }
+        #expect((try? stored.diskCacheResult?.get()) != nil)
+        let found: CacheType = await withCheckedContinuation { continuation in
+            cache.retrieveImage(forKey: "k", callbackQueue: queue) { result in
+                dispatchPrecondition(condition: .onQueue(queue))
+                continuation.resume(returning: (try? result.get())?.cacheType ?? .none)
+            }
+        }
+        #expect(found == .memory)
+    }
+}
