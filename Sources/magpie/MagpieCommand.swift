@@ -7,7 +7,7 @@ struct MagpieCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "magpie",
         abstract: "Decode, inspect and convert images with Magpie.",
-        subcommands: [InfoCommand.self, ConvertCommand.self, SampleCommand.self])
+        subcommands: [InfoCommand.self, ConvertCommand.self, CacheCommand.self, SampleCommand.self])
 
     /// Exit codes: 0 success, 1 some items failed, 2 usage error (ArgumentParser's default is 64).
     static func main() {

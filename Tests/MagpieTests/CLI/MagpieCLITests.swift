@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import Magpie
 
 /// Runs the built `magpie` executable as a user would.
 struct MagpieCLITests {
@@ -65,5 +66,28 @@ struct MagpieCLITests {
         let info = try magpie(["info", "--json", output.path])
         let object = try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any]
         #expect(object?["format"] as? String == "webp" && object?["width"] as? Int == 200 && object?["height"] as? Int == 150)
+    }
+
+    @Test
+    func cacheStatsCleanAndClearReportEntriesBytesAndExpired() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let past = CacheClock { Date(timeIntervalSinceNow: -3600) }
+        let old = try DiskStorage(config: .init(name: "c", directory: folder, clock: past))
+        try old.store(Data(repeating: 1, count: 100), forKey: "expired", expiration: .seconds(60))
+        let disk = try DiskStorage(config: .init(name: "c", directory: folder))
+        try disk.store(Data(repeating: 2, count: 200), forKey: "a")
+        try disk.store(Data(repeating: 3, count: 300), forKey: "b")
+
+        func run(_ command: String) throws -> [String: Any] {
+            let result = try magpie(["cache", command, "--cache-dir", folder.path, "--name", "c", "--json"])
+            #expect(result.status == 0, "\(result.stderr)")
+            return try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] ?? [:]
+        }
+        let stats = try run("stats")
+        #expect(stats["entries"] as? Int == 3 && stats["bytes"] as? Int == 600 && stats["expired"] as? Int == 1)
+        let cleaned = try run("clean")
+        #expect(cleaned["removedExpired"] as? Int == 1 && cleaned["entries"] as? Int == 2 && cleaned["bytes"] as? Int == 500)
+        #expect(try run("clear")["entries"] as? Int == 0)
     }
 }
