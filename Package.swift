@@ -78,6 +78,7 @@ let package = Package(
             dependencies: [
                 "Magpie",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
     ],

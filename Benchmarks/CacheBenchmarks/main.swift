@@ -192,6 +192,7 @@ print("checksum \(sink.load(ordering: .relaxed)), entries \(storage.count), stat
 if diskEntries > 0 {
     do {
         try runDiskBenchmarks(entries: diskEntries)
+        try runImageCacheBenchmark(width: 640, height: 480, rounds: 200)
     } catch {
         print("disk benchmark failed: \(error)")
     }

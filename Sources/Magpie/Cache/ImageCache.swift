@@ -60,6 +60,25 @@ public final class ImageCache: Sendable {
         logger = Logger(label: "magpie.cache.\(name)")
         counters = CacheCounters(cache: name)
         if let diskError { logger.warning("disk cache unavailable, using memory only", metadata: ["error": "\(diskError)"]) }
+        if let diskStorage { Self.observe(diskStorage, counters: counters, logger: logger) }
+    }
+
+    /// Turns the disk cache's events into metrics. The task ends with the storage's event stream.
+    private static func observe(_ disk: DiskStorage, counters: CacheCounters, logger: Logger) {
+        let events = disk.events()
+        Task { [weak disk] in
+            for await event in events {
+                switch event {
+                case .stored(_, let size): counters.bytesWritten.increment(by: size)
+                case .evicted(let names):
+                    counters.evictions.increment(by: names.count)
+                    logger.debug("evicted to respect the size limit", metadata: ["count": "\(names.count)"])
+                case .cleaned(let names): counters.expirations.increment(by: names.count)
+                case .removed: break
+                }
+                if let bytes = try? disk?.totalSize() { counters.diskBytes.record(bytes) }
+            }
+        }
     }
 
     /// `key@processorIdentifier`, or `key` for the original.
@@ -261,13 +280,19 @@ public final class ImageCache: Sendable {
     }
 }
 
-/// swift-metrics counters for one cache (dimension `cache`), a no-op until a backend is bootstrapped.
+/// swift-metrics instruments for one cache (dimension `cache`, and `layer`): hits, misses,
+/// errors, disk evictions, expired removals, bytes written and bytes held. A no-op until
+/// the application bootstraps a metrics backend.
 struct CacheCounters: Sendable {
     let memoryHits: Counter
     let memoryMisses: Counter
     let diskHits: Counter
     let diskMisses: Counter
     let errors: Counter
+    let evictions: Counter
+    let expirations: Counter
+    let bytesWritten: Counter
+    let diskBytes: Gauge
 
     init(cache: String) {
         let dimension = [("cache", cache)]
@@ -276,5 +301,9 @@ struct CacheCounters: Sendable {
         diskHits = Counter(label: "magpie_cache_hits", dimensions: dimension + [("layer", "disk")])
         diskMisses = Counter(label: "magpie_cache_misses", dimensions: dimension + [("layer", "disk")])
         errors = Counter(label: "magpie_cache_errors", dimensions: dimension)
+        evictions = Counter(label: "magpie_cache_evictions", dimensions: dimension + [("layer", "disk")])
+        expirations = Counter(label: "magpie_cache_expired_removed", dimensions: dimension + [("layer", "disk")])
+        bytesWritten = Counter(label: "magpie_cache_bytes_written", dimensions: dimension + [("layer", "disk")])
+        diskBytes = Gauge(label: "magpie_cache_bytes", dimensions: dimension + [("layer", "disk")])
     }
 }

@@ -125,3 +125,34 @@ struct ImageCacheTests {
         #expect(found == .memory)
     }
 }
+
+import CoreMetrics
+import MetricsTestKit
+
+extension ImageCacheTests {
+    @Test func hitsMissesEvictionsAndBytesAreReportedAsMetrics() async throws {
+        let folder = try TemporaryFolder(); defer { folder.cleanUp() }
+        let metrics = TestMetrics()
+        let entrySize = try DefaultCacheSerializer.default.data(with: try image(64, 64), original: nil).count
+        let limit = entrySize * 5 / 2
+        let cache = withMetricsFactory(metrics) {
+            ImageCache(name: "metered", memoryConfig: .init(cleanInterval: 0),
+                       diskConfig: .init(name: "metered", directory: folder.url, sizeLimit: limit))
+        }
+        for i in 0..<8 { await cache.store(try image(64, 64), forKey: "k\(i)") }  // 8 entries over a 2.5-entry limit
+        _ = try await cache.retrieveImage(forKey: "k7")
+        _ = try await cache.retrieveImage(forKey: "absent")
+        let dims = [("cache", "metered")]
+        #expect(try metrics.expectCounter("magpie_cache_hits", dims + [("layer", "memory")]).totalValue == 1)
+        #expect(try metrics.expectCounter("magpie_cache_misses", dims + [("layer", "disk")]).totalValue == 1)
+        // The event stream is consumed asynchronously: wait (bounded) for the evictions to show.
+        var evictions: Int64 = 0
+        for _ in 0..<200 where evictions == 0 {
+            evictions = (try? metrics.expectCounter("magpie_cache_evictions", dims + [("layer", "disk")]).totalValue) ?? 0
+            if evictions == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(evictions > 0)
+        let bytes = try metrics.expectGauge("magpie_cache_bytes", dims + [("layer", "disk")]).lastValue ?? -1
+        #expect(bytes > 0 && bytes <= Double(limit))
+    }
+}
