@@ -9,8 +9,9 @@ import Foundation
 #endif
 
 /// The two-level image cache: decoded images in a `MemoryStorage`, their bytes in a
-/// `DiskStorage`. Reads go memory → disk (decode on an I/O queue, then promote to
-/// memory); concurrent reads of one key that miss memory share a single disk decode.
+/// `DiskStorage`. Reads go memory → disk (read and decode in the first caller's task, then
+/// promote to memory); concurrent reads of one key that miss memory share that one decode.
+/// Writes and removals run on a dedicated I/O queue.
 ///
 /// A processed variant is stored under `key@processorIdentifier`, so a thumbnail never
 /// collides with the original. If the disk cache cannot be opened (unwritable folder),
@@ -29,7 +30,7 @@ public final class ImageCache: Sendable {
     public let diskError: MagpieError?
 
     private let ioQueue: DispatchQueue
-    private let inflight = Mutex<[String: Task<Image?, any Error>]>([:])
+    private let inflight = Mutex<[String: [CheckedContinuation<DiskDecode, any Error>]]>([:])
     private let logger: Logger
     private let counters: CacheCounters
 
@@ -188,28 +189,44 @@ public final class ImageCache: Sendable {
         memoryStorage.value(forKey: Self.computedKey(key, processorIdentifier: processorIdentifier))
     }
 
-    /// One disk read + decode per key at a time, however many callers ask.
+    /// One disk read + decode per key at a time, however many callers ask: the first caller
+    /// does it in its own task (no thread hop, which measurably costs on a hit) and the
+    /// others wait on continuations that it resumes with its result.
     private func sharedDiskDecode(_ computed: String, options: ImageCacheRetrievalOptions) async throws -> Image? {
-        let (task, isOwner) = inflight.withLock { tasks -> (Task<Image?, any Error>, Bool) in
-            if let running = tasks[computed] { return (running, false) }
-            let task = Task<Image?, any Error> {
-                try await self.onIOQueue { () throws -> Image? in
-                    guard let data = try self.diskStorage?.value(forKey: computed, extendingExpiration: options.diskAccessExtending)
-                    else { return nil }
-                    return try options.cacheSerializer.image(with: data, options: options.decodingOptions)
-                }.get()
+        while true {
+            let isOwner = inflight.withLock { waiting -> Bool in
+                guard waiting[computed] == nil else { return false }
+                waiting[computed] = []
+                return true
             }
-            tasks[computed] = task
-            return (task, true)
+            if isOwner { return try decodeFromDisk(computed, options: options) }
+            let outcome = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<DiskDecode, any Error>) in
+                let joined = inflight.withLock { waiting -> Bool in
+                    guard waiting[computed] != nil else { return false }
+                    waiting[computed]!.append(continuation)
+                    return true
+                }
+                // The owner finished between our two looks: check again from the start.
+                if !joined { continuation.resume(returning: .retry) }
+            }
+            if case .finished(let image) = outcome { return image }
+            if let image = memoryStorage.value(forKey: computed) { return image }
         }
-        defer { if isOwner { _ = inflight.withLock { $0.removeValue(forKey: computed) } } }
-        do {
-            return try await task.value
-        } catch {
+    }
+
+    private func decodeFromDisk(_ computed: String, options: ImageCacheRetrievalOptions) throws -> Image? {
+        let result = Result<Image?, any Error> {
+            guard let data = try diskStorage?.value(forKey: computed, extendingExpiration: options.diskAccessExtending)
+            else { return nil }
+            return try options.cacheSerializer.image(with: data, options: options.decodingOptions)
+        }
+        let waiters = inflight.withLock { $0.removeValue(forKey: computed) ?? [] }
+        for waiter in waiters { waiter.resume(with: result.map(DiskDecode.finished)) }
+        if case .failure(let error) = result {
             counters.errors.increment()
             logger.debug("disk entry unusable", metadata: ["key": "\(computed)", "error": "\(error)"])
-            throw error
         }
+        return try result.get()
     }
 
     // MARK: Inspecting and removing
@@ -306,4 +323,12 @@ struct CacheCounters: Sendable {
         bytesWritten = Counter(label: "magpie_cache_bytes_written", dimensions: dimension + [("layer", "disk")])
         diskBytes = Gauge(label: "magpie_cache_bytes", dimensions: dimension + [("layer", "disk")])
     }
+}
+
+/// What a caller waiting for another caller's disk decode gets back.
+enum DiskDecode: Sendable {
+    /// The owner's result.
+    case finished(Image?)
+    /// The owner finished before the waiter registered: look again.
+    case retry
 }
