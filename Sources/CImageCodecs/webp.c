@@ -84,6 +84,16 @@ static int fail_status(mg_error *err, VP8StatusCode status, const char *what) {
     }
 }
 
+// The container checks both entry points share: RIFF sizes, the VP8X canvas against the
+// limits (before libwebp parses anything else), then a strict demuxer.
+static int open_checked(const uint8_t *data, size_t length, const mg_limits *limits, WebPDemuxer **demux,
+                        mg_error *err) {
+    int status = check_riff(data, length, err);
+    if (status == MG_OK) status = check_vp8x_canvas(data, length, limits, err);
+    if (status == MG_OK) status = open_demuxer(data, length, demux, err);
+    return status;
+}
+
 int mg_webp_probe(const uint8_t *data, size_t length, const mg_limits *limits, mg_webp_info *info, mg_buffer *exif,
                   mg_error *err) {
     if (info) memset(info, 0, sizeof *info);
@@ -92,11 +102,8 @@ int mg_webp_probe(const uint8_t *data, size_t length, const mg_limits *limits, m
         exif->length = 0;
     }
     if (!data || !info) return mg_fail(err, MG_ERR_INVALID_ARGUMENT, "NULL argument");
-    int status = check_riff(data, length, err);
-    if (status == MG_OK) status = check_vp8x_canvas(data, length, limits, err);
-    if (status != MG_OK) return status;
     WebPDemuxer *demux = NULL;
-    status = open_demuxer(data, length, &demux, err);
+    int status = open_checked(data, length, limits, &demux, err);
     if (status != MG_OK) return status;
 
     uint32_t flags = WebPDemuxGetI(demux, WEBP_FF_FORMAT_FLAGS);
@@ -254,11 +261,8 @@ int mg_webp_decode(const uint8_t *data, size_t length, const mg_limits *limits,
                    const mg_webp_decode_options *options, mg_webp_image *out, mg_error *err) {
     if (out) memset(out, 0, sizeof *out);
     if (!data || !out) return mg_fail(err, MG_ERR_INVALID_ARGUMENT, "NULL argument");
-    int status = check_riff(data, length, err);
-    if (status == MG_OK) status = check_vp8x_canvas(data, length, limits, err);
-    if (status != MG_OK) return status;
     WebPDemuxer *demux = NULL;
-    status = open_demuxer(data, length, &demux, err);
+    int status = open_checked(data, length, limits, &demux, err);
     if (status != MG_OK) return status;
     uint32_t flags = WebPDemuxGetI(demux, WEBP_FF_FORMAT_FLAGS);
     uint32_t width = WebPDemuxGetI(demux, WEBP_FF_CANVAS_WIDTH);
