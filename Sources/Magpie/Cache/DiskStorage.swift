@@ -1,4 +1,5 @@
 import Crypto
+import Dispatch
 import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -86,17 +87,25 @@ public final class DiskStorage: Sendable {
                 // the commit below, the next opener finds the record and removes a payload
                 // that has no matching row (otherwise an orphan file nobody can see).
                 try db.run("INSERT INTO pending (name, pid) VALUES (?, ?)", [.text(name), .integer(pid)])
-                defer { Self.reconcilePending(db, root: root, name: name, pid: pid) }
-                try db.transaction {
-                    try CacheFileSystem.rename(temporary, path(of: name))
-                    try db.run(Self.upsert, [
-                        .text(name), .text(key), .integer(Int64(data.count)), .real(now.timeIntervalSince1970),
-                        .real(now.timeIntervalSince1970), .real(expires.timeIntervalSince1970),
-                        .optional(Self.renewableLifetime(lifetime)), .integer(Int64(checksum)),
-                        .optional(validators.etag), .optional(validators.lastModified),
-                        .optional(validators.maxAge), .optional(validators.contentType),
-                    ])
-                    if config.sizeLimit > 0 { evicted = try evictOverLimit(db, now: now, keeping: name) }
+                do {
+                    try db.transaction {
+                        try CacheFileSystem.rename(temporary, path(of: name))
+                        try db.run(Self.upsert, [
+                            .text(name), .text(key), .integer(Int64(data.count)), .real(now.timeIntervalSince1970),
+                            .real(now.timeIntervalSince1970), .real(expires.timeIntervalSince1970),
+                            .optional(Self.renewableLifetime(lifetime)), .integer(Int64(checksum)),
+                            .optional(validators.etag), .optional(validators.lastModified),
+                            .optional(validators.maxAge), .optional(validators.contentType),
+                        ])
+                        try db.run("DELETE FROM pending WHERE name = ? AND pid = ?", [.text(name), .integer(pid)])
+                        // A read before this write must not put the old expiry back later.
+                        touches.withLock { _ = $0.entries.removeValue(forKey: name) }
+                        if config.sizeLimit > 0 { evicted = try evictOverLimit(db, now: now, keeping: name) }
+                    }
+                } catch {
+                    // Rolled back after the rename, perhaps: settle the file under the write lock.
+                    try? db.transaction { Self.reconcilePending(db, root: root, name: name, pid: pid) }
+                    throw error
                 }
             }
         } catch {
@@ -113,12 +122,14 @@ public final class DiskStorage: Sendable {
     public func refresh(forKey key: String, validators: Validators, expiration: StorageExpiration? = nil) throws -> Bool {
         let now = config.clock.now()
         let lifetime = expiration ?? config.expiration
+        let name = fileName(forKey: key)
         let changed = try index.withLock { db in
-            try db.run(Self.refreshRow, [
+            touches.withLock { _ = $0.entries.removeValue(forKey: name) }
+            return try db.run(Self.refreshRow, [
                 .real(now.timeIntervalSince1970), .real(lifetime.estimatedExpiration(since: now).timeIntervalSince1970),
                 .optional(Self.renewableLifetime(lifetime)), .optional(validators.etag),
                 .optional(validators.lastModified), .optional(validators.maxAge), .optional(validators.contentType),
-                .text(fileName(forKey: key)),
+                .text(name),
             ])
         }
         return changed > 0
@@ -142,7 +153,7 @@ public final class DiskStorage: Sendable {
             return try readOnlyEntry(key: key, name: name, now: now)
         }
         if metadata.isExpired(at: now) {
-            try removeIfUnchanged(name, checksum: metadata.checksum)
+            try removeIfUnchanged(name, checksum: metadata.checksum, expiredAt: now)
             return try readOnlyEntry(key: key, name: name, now: now)
         }
         guard let (data, current) = try verifiedPayload(name, metadata) else { return nil }
@@ -154,11 +165,17 @@ public final class DiskStorage: Sendable {
         case .cacheTime: expires = metadata.lifetime.map { now.addingTimeInterval($0) } ?? metadata.expiration
         case .expirationTime(let lifetime): expires = lifetime.estimatedExpiration(since: now)
         }
-        let flushDue = touches.withLock { log -> Bool in
+        let (flushDue, firstPending) = touches.withLock { log -> (Bool, Bool) in
+            let first = log.entries.isEmpty
             log.entries[name] = Touch(accessed: now, expires: expires, checksum: metadata.checksum)
-            return log.entries.count >= TouchLog.batchSize || log.lastFlush.duration(to: .now) > TouchLog.maximumDelay
+            return (log.entries.count >= TouchLog.batchSize || log.lastFlush.duration(to: .now) > TouchLog.maximumDelay, first)
         }
-        if flushDue { try flushAccessTimes() }
+        // A failed flush must not turn this hit into an error; the next flush retries what is new.
+        if flushDue { try? flushAccessTimes() }
+        if firstPending && !flushDue {
+            // Also flush when reads stop: other processes decide evictions and expiry from the index.
+            DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(1)) { [weak self] in try? self?.flushAccessTimes() }
+        }
         metadata.lastAccess = now
         metadata.expiration = expires
         return (data, metadata)
@@ -364,11 +381,14 @@ public final class DiskStorage: Sendable {
         return nil
     }
 
-    /// Removes an entry only if its row still has `checksum` (another writer may have replaced it).
-    private func removeIfUnchanged(_ name: String, checksum: UInt32) throws {
+    /// Removes an entry only if its row still has `checksum` (another writer may have replaced
+    /// it) and, with `expiredAt`, only if it is still expired then (another process may have refreshed it).
+    private func removeIfUnchanged(_ name: String, checksum: UInt32, expiredAt now: Date? = nil) throws {
         try index.withLock { db in
             try db.transaction {
-                let count = try db.run("DELETE FROM entries WHERE name = ? AND checksum = ?", [.text(name), .integer(Int64(checksum))])
+                let count = try db.run(
+                    "DELETE FROM entries WHERE name = ? AND checksum = ? AND expires <= ?",
+                    [.text(name), .integer(Int64(checksum)), .real(now?.timeIntervalSince1970 ?? .infinity)])
                 if count > 0 { CacheFileSystem.remove(path(of: name)) }
             }
         }
@@ -442,9 +462,10 @@ public final class DiskStorage: Sendable {
         }
     }
 
-    /// Settles the pending record of one write: a payload file whose checksum does not match
-    /// its row (or that has no row) is removed, then the record. A write that committed leaves
-    /// a matching pair and only the record goes.
+    /// Settles the pending record of one write (call inside a write transaction): a payload
+    /// file whose checksum does not match its row (or that has no row) is removed, then the
+    /// record. Writers are told apart by pid, so processes in different pid namespaces (two
+    /// containers sharing a volume) must not share one cache folder.
     static func reconcilePending(_ db: SQLiteDatabase, root: String, name: String, pid: Int64) {
         let path = root + "/entries/" + name.prefix(2) + "/" + name
         if let metadata = try? lookup(db, name) {
@@ -466,7 +487,10 @@ public final class DiskStorage: Sendable {
                 abandoned.append((name, pid))
             }
         }
-        for (name, pid) in abandoned { reconcilePending(db, root: root, name: name, pid: pid) }
+        for (name, pid) in abandoned {
+            // Under the write lock, so no live writer is halfway through the same name.
+            try? db.transaction { reconcilePending(db, root: root, name: name, pid: pid) }
+        }
     }
 
     /// Temporary files are named `<pid>-<random>`: those of processes that are gone are leftovers.

@@ -78,15 +78,26 @@ extension DiskStorage {
             [root + "/entries/" + name.prefix(2) + "/" + name, root + "/" + name].first(where: CacheFileSystem.exists)
         }
 
+        private var hasIndex: Bool { index.withLock { $0 != nil } }
+
+        /// The indexed row; with an index, only an indexed entry counts (a file without a row
+        /// may be a killed writer's leftover).
+        private func indexed(_ name: String) throws -> EntryMetadata? {
+            try index.withLock { db in try db.flatMap { try DiskStorage.lookup($0, name) } }
+        }
+
         func contains(name: String, key: String, now: Date) -> Bool {
-            if let metadata = try? index.withLock({ db in try db.flatMap { try DiskStorage.lookup($0, name) } }) {
+            if hasIndex {
+                guard let metadata = try? indexed(name) else { return false }
                 return metadata.key == key && !metadata.isExpired(at: now)
             }
             return filePath(name) != nil
         }
 
         func entry(name: String, key: String, now: Date) throws -> (data: Data, metadata: EntryMetadata)? {
-            let indexed = try? index.withLock { db in try db.flatMap { try DiskStorage.lookup($0, name) } }
+            let withIndex = hasIndex
+            let indexed = withIndex ? try indexed(name) : nil
+            if withIndex && indexed == nil { return nil }
             guard let path = filePath(name), let data = try CacheFileSystem.read(path) else { return nil }
             if let indexed {
                 guard indexed.key == key, !indexed.isExpired(at: now), data.count == indexed.size,

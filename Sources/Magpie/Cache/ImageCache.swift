@@ -153,18 +153,21 @@ public final class ImageCache: Sendable {
     /// - Throws: `MagpieError` when the disk entry exists but cannot be read or decoded.
     public func retrieveImage(forKey key: String, options: ImageCacheRetrievalOptions = .init()) async throws -> ImageCacheResult {
         let computed = Self.computedKey(key, processorIdentifier: options.processorIdentifier)
-        if let image = memoryStorage.value(forKey: computed, extendingExpiration: options.memoryAccessExtending) {
+        // Decoding options that change pixels (a target size, say) get their own memory entry.
+        let variant = options.decodingOptions.variantIdentifier
+        let memoryKey = variant.isEmpty ? computed : computed + "#decode(" + variant + ")"
+        if let image = memoryStorage.value(forKey: memoryKey, extendingExpiration: options.memoryAccessExtending) {
             counters.memoryHits.increment()
             return .memory(image)
         }
         counters.memoryMisses.increment()
         guard !options.memoryOnly, diskStorage != nil else { return .none }
-        guard let image = try await sharedDiskDecode(computed, options: options) else {
+        guard let image = try await sharedDiskDecode(computed, memoryKey: memoryKey, options: options) else {
             counters.diskMisses.increment()
             return .none
         }
         counters.diskHits.increment()
-        memoryStorage.store(image, forKey: computed, expiration: options.memoryExpiration)
+        memoryStorage.store(image, forKey: memoryKey, expiration: options.memoryExpiration)
         return .disk(image)
     }
 
@@ -189,38 +192,40 @@ public final class ImageCache: Sendable {
         memoryStorage.value(forKey: Self.computedKey(key, processorIdentifier: processorIdentifier))
     }
 
-    /// One disk read + decode per key at a time, however many callers ask: the first caller
-    /// does it in its own task (no thread hop, which measurably costs on a hit) and the
+    /// One disk read + decode per key and variant at a time, however many callers ask: the
+    /// first caller does it in its own task (no thread hop, which measurably costs on a hit;
+    /// the price is that a disk hit occupies a pool thread for its read and decode) and the
     /// others wait on continuations that it resumes with its result.
-    private func sharedDiskDecode(_ computed: String, options: ImageCacheRetrievalOptions) async throws -> Image? {
+    /// Callers share a decode only when they want the same variant (`memoryKey`).
+    private func sharedDiskDecode(_ computed: String, memoryKey: String, options: ImageCacheRetrievalOptions) async throws -> Image? {
         while true {
             let isOwner = inflight.withLock { waiting -> Bool in
-                guard waiting[computed] == nil else { return false }
-                waiting[computed] = []
+                guard waiting[memoryKey] == nil else { return false }
+                waiting[memoryKey] = []
                 return true
             }
-            if isOwner { return try decodeFromDisk(computed, options: options) }
+            if isOwner { return try decodeFromDisk(computed, memoryKey: memoryKey, options: options) }
             let outcome = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<DiskDecode, any Error>) in
                 let joined = inflight.withLock { waiting -> Bool in
-                    guard waiting[computed] != nil else { return false }
-                    waiting[computed]!.append(continuation)
+                    guard waiting[memoryKey] != nil else { return false }
+                    waiting[memoryKey]!.append(continuation)
                     return true
                 }
                 // The owner finished between our two looks: check again from the start.
                 if !joined { continuation.resume(returning: .retry) }
             }
             if case .finished(let image) = outcome { return image }
-            if let image = memoryStorage.value(forKey: computed) { return image }
+            if let image = memoryStorage.value(forKey: memoryKey) { return image }
         }
     }
 
-    private func decodeFromDisk(_ computed: String, options: ImageCacheRetrievalOptions) throws -> Image? {
+    private func decodeFromDisk(_ computed: String, memoryKey: String, options: ImageCacheRetrievalOptions) throws -> Image? {
         let result = Result<Image?, any Error> {
             guard let data = try diskStorage?.value(forKey: computed, extendingExpiration: options.diskAccessExtending)
             else { return nil }
             return try options.cacheSerializer.image(with: data, options: options.decodingOptions)
         }
-        let waiters = inflight.withLock { $0.removeValue(forKey: computed) ?? [] }
+        let waiters = inflight.withLock { $0.removeValue(forKey: memoryKey) ?? [] }
         for waiter in waiters { waiter.resume(with: result.map(DiskDecode.finished)) }
         if case .failure(let error) = result {
             counters.errors.increment()

@@ -42,6 +42,9 @@ final class SQLiteDatabase: @unchecked Sendable {
 
     func failure(_ context: String) -> MagpieError {
         let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed"
+        if let handle, sqlite3_errcode(handle) == SQLITE_FULL {
+            return MagpieError.cacheFailed(reason: .cannotWrite(path: path, message: message, diskFull: true))
+        }
         return MagpieError.cacheFailed(reason: .indexFailed(path: path, message: "\(context): \(message)"))
     }
 

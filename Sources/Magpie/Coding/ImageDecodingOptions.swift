@@ -49,6 +49,17 @@ public struct ImageDecodingOptions: Sendable, Equatable {
     /// Full-size decode with default limits.
     public static let `default` = ImageDecodingOptions()
 
+    /// The options that change the decoded image, as text: "" for the defaults. Caches add it
+    /// to their memory keys so a downsampled decode is never handed to a full-size request.
+    public var variantIdentifier: String {
+        var parts: [String] = []
+        if let targetSize { parts.append("target=\(targetSize)" + (contentMode == .aspectFill ? ",fill" : "")) }
+        if onlyFirstFrame { parts.append("first-frame") }
+        if scale != 1 { parts.append("scale=\(scale)") }
+        if !appliesOrientation { parts.append("no-orientation") }
+        return parts.joined(separator: ",")
+    }
+
     /// The smallest size, in the orientation of `size`, that still serves `targetSize`;
     /// nil when no target is set. Never larger than `size`.
     func requiredSize(forImageOf size: PixelSize) -> PixelSize? {

@@ -246,4 +246,53 @@ struct DiskStorageTests {
         #expect(try other.metadata(forKey: "k")?.expiration == Date(timeIntervalSince1970: 1_800_000_180))
         #expect(try other.metadata(forKey: "k")?.lastAccess == Date(timeIntervalSince1970: 1_800_000_080))
     }
+
+    // Regression tests for the cache review.
+
+    @Test func aReadBeforeRefreshOrRestoreCannotUndoTheNewExpiry() throws {
+        let folder = try TemporaryFolder(); defer { folder.cleanUp() }
+        let clock = TestClock()
+        let disk = try storage(folder, clock: clock, expiration: .seconds(100))
+        try disk.store(payload(1), forKey: "refreshed")
+        try disk.store(payload(2), forKey: "restored")
+        clock.advance(50)
+        _ = try disk.value(forKey: "refreshed")  // pending: expires at +150
+        _ = try disk.value(forKey: "restored")
+        try disk.refresh(forKey: "refreshed", validators: .init(etag: "\"v2\""), expiration: .seconds(1000))
+        try disk.store(payload(2), forKey: "restored", expiration: .never)
+        try disk.flushAccessTimes()
+        clock.advance(200)  // +250: past the stale +150
+        #expect(try disk.value(forKey: "refreshed") != nil)
+        #expect(try disk.value(forKey: "restored") != nil)
+    }
+
+    @Test func accessTimesReachTheIndexAfterReadsStop() async throws {
+        let folder = try TemporaryFolder(); defer { folder.cleanUp() }
+        let clock = TestClock()
+        let disk = try storage(folder, clock: clock, expiration: .seconds(100))
+        try disk.store(payload(1), forKey: "k")
+        clock.advance(80)
+        _ = try disk.value(forKey: "k")  // extends to +180, then no more reads
+        let other = try storage(folder, clock: clock)
+        var seen: Date?
+        for _ in 0..<30 {  // bounded: the flush is due after 1 s
+            seen = try other.metadata(forKey: "k")?.expiration
+            if seen == Date(timeIntervalSince1970: 1_800_000_180) { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(seen == Date(timeIntervalSince1970: 1_800_000_180))
+    }
+
+    @Test func readOnlyDirectoryWithAnIndexServesOnlyIndexedFiles() throws {
+        let folder = try TemporaryFolder(); defer { folder.cleanUp() }
+        let seeded = try storage(folder, name: "seed")
+        try seeded.store(payload(5), forKey: "indexed")
+        // A payload file with no row, as a killed writer could leave behind.
+        let orphanURL = seeded.fileURL(forKey: "orphan")
+        try payload(6).write(to: orphanURL)
+        let disk = try storage(folder, name: "main", readOnly: [seeded.directoryURL])
+        #expect(try disk.value(forKey: "indexed") == payload(5))
+        #expect(try disk.value(forKey: "orphan") == nil)
+        #expect(!disk.isCached(forKey: "orphan"))
+    }
 }

@@ -156,3 +156,25 @@ extension ImageCacheTests {
         #expect(bytes > 0 && bytes <= Double(limit))
     }
 }
+
+extension ImageCacheTests {
+    @Test func callersWithDifferentDecodingOptionsGetTheirOwnVariant() async throws {
+        let folder = try TemporaryFolder(); defer { folder.cleanUp() }
+        let cache = makeCache(folder)
+        var photo = Image(pixels: try TestImages.gradient(width: 800, height: 600))
+        photo.format = .jpeg
+        await cache.store(photo, forKey: "photo")
+        cache.clearMemoryCache()
+        let slow = CountingSerializer(delay: .milliseconds(100))
+        let small = ImageCacheRetrievalOptions(decodingOptions: .init(targetSize: PixelSize(width: 100, height: 100)), cacheSerializer: slow)
+        let full = ImageCacheRetrievalOptions(cacheSerializer: slow)
+        async let first = cache.retrieveImage(forKey: "photo", options: full)
+        async let second = cache.retrieveImage(forKey: "photo", options: small)
+        let (a, b) = try await (first, second)
+        #expect(a.image?.width == 800)
+        #expect(b.image.map { $0.width < 800 } == true)
+        // Later callers find the variant they asked for in memory.
+        #expect(try await cache.retrieveImage(forKey: "photo").image?.width == 800)
+        #expect(try await cache.retrieveImage(forKey: "photo", options: small).image.map { $0.width < 800 } == true)
+    }
+}
