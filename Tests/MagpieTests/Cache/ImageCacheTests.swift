@@ -21,6 +21,16 @@ struct ImageCacheTests {
         ImageCache(name: name, memoryConfig: .init(cleanInterval: 0), diskConfig: .init(name: name, directory: folder.url))
     }
 
+    /// A cache whose only entry, "photo" (an 800x600 JPEG), is on disk and not in memory.
+    func cacheHoldingPhotoOnDisk(_ folder: TemporaryFolder) async throws -> ImageCache {
+        let cache = makeCache(folder)
+        var photo = Image(pixels: try TestImages.gradient(width: 800, height: 600))
+        photo.format = .jpeg
+        await cache.store(photo, forKey: "photo")
+        cache.clearMemoryCache()
+        return cache
+    }
+
     func image(_ width: Int = 40, _ height: Int = 30) throws -> Image {
         var image = Image(pixels: try TestImages.gradient(width: width, height: height))
         image.format = .png
@@ -73,11 +83,7 @@ struct ImageCacheTests {
 
     @Test func diskHitsHonourDecodingOptions() async throws {
         let folder = try TemporaryFolder(); defer { folder.cleanUp() }
-        let cache = makeCache(folder)
-        var photo = Image(pixels: try TestImages.gradient(width: 800, height: 600))
-        photo.format = .jpeg
-        await cache.store(photo, forKey: "photo")
-        cache.clearMemoryCache()
+        let cache = try await cacheHoldingPhotoOnDisk(folder)
         let options = ImageCacheRetrievalOptions(decodingOptions: .init(targetSize: PixelSize(width: 100, height: 100), scale: 2))
         let result = try await cache.retrieveImage(forKey: "photo", options: options)
         #expect(result.image.map { $0.width < 800 && $0.width >= 100 && $0.scale == 2 } == true)
@@ -160,11 +166,7 @@ extension ImageCacheTests {
 extension ImageCacheTests {
     @Test func callersWithDifferentDecodingOptionsGetTheirOwnVariant() async throws {
         let folder = try TemporaryFolder(); defer { folder.cleanUp() }
-        let cache = makeCache(folder)
-        var photo = Image(pixels: try TestImages.gradient(width: 800, height: 600))
-        photo.format = .jpeg
-        await cache.store(photo, forKey: "photo")
-        cache.clearMemoryCache()
+        let cache = try await cacheHoldingPhotoOnDisk(folder)
         let slow = CountingSerializer(delay: .milliseconds(100))
         let small = ImageCacheRetrievalOptions(decodingOptions: .init(targetSize: PixelSize(width: 100, height: 100)), cacheSerializer: slow)
         let full = ImageCacheRetrievalOptions(cacheSerializer: slow)
