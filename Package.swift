@@ -13,6 +13,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // The only C in the project: thin wrappers that turn the codec libraries'
@@ -43,6 +48,20 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        // A local image origin (Hummingbird on 127.0.0.1) that serves images and misbehaves on request:
+        // used by the tests, the network benchmark and the CLI's demo.
+        .target(
+            name: "MagpieOrigin",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
@@ -67,6 +86,11 @@ let package = Package(
             dependencies: ["Magpie"],
             path: "Benchmarks/CacheBenchmarks"
         ),
+        .executableTarget(
+            name: "magpie-net-bench",
+            dependencies: ["Magpie", "MagpieOrigin"],
+            path: "Benchmarks/NetworkBenchmarks"
+        ),
         // Child process for DiskStorage's crash (SIGKILL) and two-process tests.
         .executableTarget(
             name: "magpie-cache-stress",
@@ -79,6 +103,9 @@ let package = Package(
                 "Magpie",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                "MagpieOrigin",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
     ],

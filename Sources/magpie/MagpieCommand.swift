@@ -3,17 +3,21 @@ import Foundation
 
 /// The `magpie` command line tool: a thin layer over the Magpie library.
 @main
-struct MagpieCommand: ParsableCommand {
+struct MagpieCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "magpie",
-        abstract: "Decode, inspect and convert images with Magpie.",
-        subcommands: [InfoCommand.self, ConvertCommand.self, CacheCommand.self, SampleCommand.self])
+        abstract: "Fetch, cache, decode, inspect and convert images with Magpie.",
+        subcommands: [InfoCommand.self, ConvertCommand.self, FetchCommand.self, CacheCommand.self, SampleCommand.self])
 
     /// Exit codes: 0 success, 1 some items failed, 2 usage error (ArgumentParser's default is 64).
-    static func main() {
+    static func main() async {
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
         } catch {
             let code = exitCode(for: error)
             if code == .validationFailure {

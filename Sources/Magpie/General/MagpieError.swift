@@ -17,6 +17,10 @@ public enum MagpieError: Error, Sendable, CustomStringConvertible {
     case processingFailed(reason: ProcessingFailureReason)
     /// A cache could not read, write or index an entry.
     case cacheFailed(reason: CacheFailureReason)
+    /// A download could not be made or finished: bad URL, timeout, cancellation, connection or TLS failure, redirects.
+    case requestFailed(reason: RequestFailureReason)
+    /// A server answered, but not with a usable image: bad status, not an image, too large, truncated.
+    case responseFailed(reason: ResponseFailureReason)
 
     /// Why decoding failed.
     public enum DecodingFailureReason: Sendable, Equatable {
@@ -82,6 +86,8 @@ public enum MagpieError: Error, Sendable, CustomStringConvertible {
         case entryTooLarge(key: String, size: Int, limit: Int)
         /// Serializing an image for the cache failed.
         case serializationFailed(key: String, message: String)
+        /// `onlyFromCache` was asked and neither cache holds the key.
+        case notCached(key: String)
     }
 
     public var description: String {
@@ -91,13 +97,18 @@ public enum MagpieError: Error, Sendable, CustomStringConvertible {
         case .encodingFailed(let reason): "encoding failed: \(reason)"
         case .imageCreationFailed(let reason): "image creation failed: \(reason)"
         case .processingFailed(let reason): "processing failed: \(reason)"
+        case .requestFailed(let reason): "request failed: \(reason)"
+        case .responseFailed(let reason): "bad response: \(reason)"
         }
     }
 
     /// The decoding reason, when this is a decoding failure.
     public var decodingReason: DecodingFailureReason? {
-        if case .decodingFailed(let reason) = self { return reason }
-        return nil
+        switch self {
+        case .decodingFailed(let reason): reason
+        case .responseFailed(reason: .undecodable(_, reason: let reason)): reason
+        default: nil
+        }
     }
 }
 
@@ -151,6 +162,7 @@ extension MagpieError.CacheFailureReason: CustomStringConvertible {
         case .indexFailed(let path, let message): "cache index \(path): \(message)"
         case .entryTooLarge(let key, let size, let limit): "entry \(key) is \(size) bytes, more than the cache's \(limit)"
         case .serializationFailed(let key, let message): "cannot serialize \(key): \(message)"
+        case .notCached(let key): "not cached: \(key)"
         }
     }
 }

@@ -1,0 +1,174 @@
+// magpie-net-bench: Magpie's ImageDownloader against curl over loopback, plus dedupe of one URL.
+//
+//   magpie-net-bench [--runs N] [--count N] [--origin auto|nginx|magpie] [--images DIR]
+//
+// Throughput: `--count` (1,000) distinct ~50 KB JPEGs, 16 downloads at once, from nginx in its own process when
+// installed (else, or with --origin magpie, MagpieOrigin's ImageOrigin inside this process). Rows run interleaved
+// (warm-up round, then N rounds) so drift on the machine hits every row alike; the median is reported.
+// Dedupe: 1,000 concurrent downloadImage calls for one slow URL on ImageOrigin, which counts the requests.
+// Prints Markdown to stdout (scripts/bench appends it to docs/BENCHMARKS.md); fails loudly on any wrong byte count.
+import Foundation
+import Magpie
+import MagpieOrigin
+
+let arguments = CommandLine.arguments
+func option(_ name: String) -> String? {
+    guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count else { return nil }
+    return arguments[i + 1]
+}
+let runs = max(1, option("--runs").flatMap(Int.init) ?? 5)
+let count = max(1, option("--count").flatMap(Int.init) ?? 1_000)
+let originChoice = option("--origin") ?? "auto"
+let imageFolder = option("--images") ?? ".build-bench/net-images"
+let concurrency = 16
+
+func log(_ text: String) { FileHandle.standardError.write(Data((text + "\n").utf8)) }
+func ms(_ d: Duration) -> Double { Double(d.components.seconds) * 1e3 + Double(d.components.attoseconds) / 1e15 }
+func format(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
+func thousands(_ n: Int) -> String { n >= 1000 ? "\(n / 1000),\(String(format: "%03d", n % 1000))" : "\(n)" }
+
+/// The server the throughput rows download from; stopped on every exit path.
+enum ThroughputOrigin {
+    case nginx(NginxServer)
+    case inProcess(ImageOrigin)
+
+    func stop() async {
+        switch self {
+        case .nginx(let server): await server.stop()
+        case .inProcess(let origin): await origin.stop()
+        }
+    }
+}
+
+@MainActor
+func startOrigin(images: ImageSet, workDir: String) async throws -> (ThroughputOrigin, Workload, String) {
+    if originChoice != "magpie" {
+        if let nginx = findExecutable("nginx") {
+            do {
+                let server = try await NginxServer.start(executable: nginx, root: images.folder, workDir: workDir)
+                let urls = images.names.compactMap { URL(string: server.url($0)) }
+                return (.nginx(server), Workload(urls: urls, sizes: images.sizes),
+                        "\(server.version) in its own process (one process, keep-alive, sendfile), `\(nginx)`")
+            } catch {
+                if originChoice == "nginx" { throw error }
+                log("nginx failed, falling back to ImageOrigin: \(error)")
+            }
+        } else if originChoice == "nginx" {
+            throw BenchError("--origin nginx: nginx is not installed")
+        }
+    }
+    var assets: [String: OriginAsset] = [:]
+    for name in images.names {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: images.folder + "/" + name))
+        assets[name] = OriginAsset(bytes: bytes, contentType: "image/jpeg")
+    }
+    let origin = try await ImageOrigin.start(assets: assets)
+    let urls = images.names.compactMap { URL(string: origin.url("/img/" + $0)) }
+    return (.inProcess(origin), Workload(urls: urls, sizes: images.sizes),
+            "MagpieOrigin `ImageOrigin` (Hummingbird) INSIDE the bench process (nginx \(originChoice == "magpie" ? "not asked for" : "unavailable")): "
+                + "it competes with the Magpie client for the cores, and Magpie's CPU column includes it")
+}
+
+let workDir = FileManager.default.temporaryDirectory.path + "/magpie-net-bench-\(getpid())"
+do {
+    try FileManager.default.createDirectory(atPath: workDir, withIntermediateDirectories: true)
+    let images = try ImageSet.prepare(folder: imageFolder, count: count)
+    let (origin, workload, originText) = try await startOrigin(images: images, workDir: workDir)
+    do {
+        try await report(images: images, origin: origin, workload: workload, originText: originText)
+        await origin.stop()
+    } catch {
+        await origin.stop()
+        throw error
+    }
+    try? FileManager.default.removeItem(atPath: workDir)
+} catch {
+    try? FileManager.default.removeItem(atPath: workDir)
+    log("magpie-net-bench: FAILED: \(error)")
+    exit(1)
+}
+
+@MainActor
+func report(images: ImageSet, origin: ThroughputOrigin, workload: Workload, originText: String) async throws {
+    var curl: CurlClient?
+    if let executable = findExecutable("curl") {
+        curl = try await CurlClient(executable: executable, workload: workload, workDir: workDir)
+    } else {
+        log("curl is not installed: its row is skipped")
+    }
+    let rows = ["Magpie `downloadData`", "Magpie `downloadImage` (download + decode)", curl.map { "\($0.version) `--parallel`" }]
+        .compactMap { $0 }
+    var samples = [[Sample]](repeating: [], count: rows.count)
+    var originCPU = [Duration](repeating: .zero, count: rows.count)
+    for round in 0...runs {  // round 0 is the warm-up
+        for row in rows.indices {
+            let originBefore = nginxCPU(origin)
+            let sample: Sample
+            switch row {
+            case 0: sample = try await magpieRun(workload, decode: false, concurrency: concurrency)
+            case 1: sample = try await magpieRun(workload, decode: true, concurrency: concurrency)
+            default: sample = try await curl!.run(workload)
+            }
+            guard round > 0 else { continue }
+            samples[row].append(sample)
+            if let before = originBefore, let after = nginxCPU(origin) { originCPU[row] += after - before }
+        }
+    }
+    let spawn = try await spawnCost()
+
+    let totalMB = Double(images.totalBytes) / 1e6
+    print("`magpie-net-bench --runs \(runs)\(count == 1000 ? "" : " --count \(count)")` (release build).")
+    print("Images: \(thousands(count)) distinct JPEGs, \(ImageSet.width)×\(ImageSet.height), mean \(format(images.meanBytes / 1000)) KB "
+        + "(min \(format(Double(images.sizes.min() ?? 0) / 1000)), max \(format(Double(images.sizes.max() ?? 0) / 1000))), "
+        + "\(format(totalMB)) MB in all (1 MB = 10⁶ bytes), in `\(imageFolder)`.")
+    print("Origin: \(originText), on 127.0.0.1.")
+    print("Magpie: a fresh `ImageDownloader` per run (its own new connections, as each curl process has), "
+        + "`maximumConcurrentDownloads = \(concurrency)`, `maximumConcurrentDownloadsPerHost = \(concurrency)`; "
+        + "all \(thousands(count)) calls launched at once in a task group, the downloader queues them.")
+    if let curl {
+        print("curl: `\(curl.executable) \(curl.arguments.map { $0.contains(" ") || $0.contains("%") ? "'\($0)'" : $0 }.joined(separator: " ")) > report.txt` "
+            + "(the config holds \(thousands(count)) `url = ...` / `output = \"/dev/null\"` pairs; `-w` prints each transfer's status and size, "
+            + "which are checked). Started with posix_spawn; its wall time includes the spawn (/bin/true spawned and reaped: \(format(ms(spawn), 2)) ms).")
+    }
+    print("Every download is checked for its byte count (and, when decoded, the image size). "
+        + "Median of \(runs) runs after 1 warm-up round, the rows interleaved run by run.")
+    print()
+    print("| client | images/s | MB/s | Magpie/curl | wall ms | min–max ms | client CPU ms | origin CPU ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    let medians = samples.map { median($0.map { ms($0.wall) }) }
+    let curlMedian = curl == nil ? nil : medians.last
+    for row in rows.indices {
+        let wall = medians[row]
+        let walls = samples[row].map { ms($0.wall) }
+        let ratio = row == 2 ? "—" : curlMedian.map { format($0 / wall, 2) + "×" } ?? "n/a"
+        let originColumn: String
+        if case .nginx = origin { originColumn = format(ms(originCPU[row]) / Double(runs), 0) } else { originColumn = "in client" }
+        print("| \(rows[row]) | \(format(Double(count) / wall * 1000, 0)) | \(format(totalMB / wall * 1000)) | \(ratio) | \(format(wall)) "
+            + "| \(format(walls.min() ?? 0))–\(format(walls.max() ?? 0)) | \(format(median(samples[row].map { ms($0.clientCPU) }), 0)) | \(originColumn) |")
+    }
+    print()
+    print("Magpie/curl = throughput ratio (curl's median wall time / the row's). Client CPU = user + system time of the client "
+        + "(Magpie: the bench process; curl: the curl process), median; origin CPU = nginx's, mean per run (10 ms resolution).")
+    print()
+
+    let dedupe = try await dedupeRun(name: images.names[0], bytes: Array(try Data(contentsOf: URL(fileURLWithPath: images.folder + "/" + images.names[0]))),
+                                     calls: 1_000, concurrency: concurrency)
+    print("Dedupe: 1,000 concurrent `downloadImage` calls for one URL, `\(dedupe.route)` (\(format(Double(images.sizes[0]) / 1000)) KB "
+        + "in 16 KiB chunks 20 ms apart) on MagpieOrigin's `ImageOrigin` in the bench process (it counts requests), one fresh downloader.")
+    print()
+    print("| requests at origin | results delivered | downloader requestsSent | downloader dedupeHits | time ms |")
+    print("|---|---|---|---|---|")
+    print("| \(dedupe.requestsAtOrigin) (expected 1) | \(thousands(dedupe.delivered)) | \(dedupe.statistics.requestsSent) "
+        + "| \(dedupe.statistics.dedupeHits) | \(format(ms(dedupe.wall))) |")
+}
+
+func nginxCPU(_ origin: ThroughputOrigin) -> Duration? {
+    if case .nginx(let server) = origin { return server.cpuTime }
+    return nil
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return 0 }
+    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}

@@ -1,0 +1,55 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Image bytes given as base64 text, as found in JSON payloads and HTML.
+/// Accepts the standard and the URL-safe alphabet, line breaks and other ASCII whitespace, and missing padding.
+public struct Base64ImageDataProvider: ImageDataProvider {
+    /// The base64 text, as given.
+    public let base64String: String
+    /// The key of the image in the caches.
+    public let cacheKey: String
+
+    /// A provider that decodes `base64String`, cached under `cacheKey`.
+    public init(base64String: String, cacheKey: String) {
+        self.base64String = base64String
+        self.cacheKey = cacheKey
+    }
+
+    /// The decoded bytes; `dataProviderFailed` when the text is not base64.
+    public func data() async throws -> Data {
+        guard let data = Self.decode(base64String.utf8) else {
+            throw MagpieError.requestFailed(reason: .dataProviderFailed(
+                cacheKey: cacheKey, message: "invalid base64 (\(base64String.utf8.count) characters)"))
+        }
+        return data
+    }
+
+    /// Decodes standard or URL-safe base64, skipping ASCII whitespace and completing missing padding.
+    /// Nil for any other character, for padding that is not at the end, or for a dangling sixth of a byte.
+    static func decode(_ text: some Sequence<UInt8>) -> Data? {
+        var normalized: [UInt8] = []
+        normalized.reserveCapacity(text.underestimatedCount)
+        var padding = 0
+        for byte in text {
+            switch byte {
+            case 0x09, 0x0A, 0x0C, 0x0D, 0x20: continue
+            case UInt8(ascii: "="): padding += 1; continue
+            default: break
+            }
+            if padding > 0 { return nil }
+            switch byte {
+            case UInt8(ascii: "-"): normalized.append(UInt8(ascii: "+"))
+            case UInt8(ascii: "_"): normalized.append(UInt8(ascii: "/"))
+            default: normalized.append(byte)
+            }
+        }
+        let remainder = normalized.count % 4
+        // Padding, when present, must complete the last group exactly; absent padding is supplied.
+        guard remainder != 1, padding == 0 || (remainder != 0 && remainder + padding == 4) else { return nil }
+        if remainder != 0 { normalized.append(contentsOf: repeatElement(UInt8(ascii: "="), count: 4 - remainder)) }
+        return Data(base64Encoded: Data(normalized))
+    }
+}

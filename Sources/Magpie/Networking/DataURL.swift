@@ -1,0 +1,87 @@
+import Crypto
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// An image inside an RFC 2397 `data:` URL: `data:[<mediatype>][;base64],<data>`.
+/// The payload is percent-decoded, then base64-decoded when marked `;base64`.
+public struct DataURLImageDataProvider: ImageDataProvider {
+    /// The `data:` URL.
+    public let url: URL
+    /// The key of the image in the caches: by default `data-url:sha256:` and the hex SHA-256 of
+    /// `url.absoluteString`, since the URL itself can be megabytes long.
+    public let cacheKey: String
+
+    /// A provider for `url`, cached under `cacheKey` or, when nil, under a hash of the URL.
+    public init(url: URL, cacheKey: String? = nil) {
+        self.url = url
+        self.cacheKey = cacheKey ?? "data-url:sha256:" + SHA256.hash(data: Data(url.absoluteString.utf8)).map(\.hexDigits).joined()
+    }
+
+    /// `url`.
+    public var contentURL: URL? { url }
+
+    /// The media type the URL declares, lowercased and without parameters (`image/png`);
+    /// nil when it declares none or is malformed.
+    public var mediaType: String? { (try? Self.header(of: url.absoluteString))?.mediaType }
+
+    /// The decoded payload; `.requestFailed(reason: .invalidURL)` when the URL is not a well-formed `data:` URL.
+    public func data() async throws -> Data {
+        let text = url.absoluteString
+        let header = try Self.header(of: text)
+        var payload = text[header.payloadStart...]
+        // The fragment is not part of the data (as in browsers).
+        if let hash = payload.utf8.firstIndex(of: UInt8(ascii: "#")) { payload = payload[..<hash] }
+        guard let bytes = Self.percentDecoded(payload.utf8) else { throw Self.malformed(text) }
+        guard header.isBase64 else { return Data(bytes) }
+        guard let data = Base64ImageDataProvider.decode(bytes) else { throw Self.malformed(text) }
+        return data
+    }
+
+    private static func header(of text: String) throws -> (mediaType: String?, isBase64: Bool, payloadStart: String.Index) {
+        guard text.utf8.count >= 5, text.prefix(5).lowercased() == "data:",
+              let comma = text.utf8.firstIndex(of: UInt8(ascii: ",")) else { throw malformed(text) }
+        let fields = text[text.utf8.index(text.startIndex, offsetBy: 5)..<comma]
+            .split(separator: ";", omittingEmptySubsequences: false)
+            .map { $0.lowercased() }
+        // The first field is the media type (possibly empty); parameters such as charset are ignored.
+        let isBase64 = fields.count > 1 && fields.last == "base64"
+        let type = fields[0]
+        if type.isEmpty { return (nil, isBase64, text.index(after: comma)) }
+        let parts = type.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, !type.contains(where: \.isWhitespace) else {
+            throw malformed(text)
+        }
+        return (type, isBase64, text.index(after: comma))
+    }
+
+    /// The bytes with `%XX` escapes decoded; nil for a `%` not followed by two hex digits.
+    private static func percentDecoded(_ text: Substring.UTF8View) -> [UInt8]? {
+        var result: [UInt8] = []
+        result.reserveCapacity(text.count)
+        var iterator = text.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else { result.append(byte); continue }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+            result.append(high << 4 | low)
+        }
+        return result
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// The error for a malformed URL, quoting only its start: a data URL can be megabytes long.
+    private static func malformed(_ text: String) -> MagpieError {
+        let quoted = text.utf8.count > 64 ? "\(text.prefix(64))… (\(text.utf8.count) bytes)" : text
+        return .requestFailed(reason: .invalidURL(quoted))
+    }
+}

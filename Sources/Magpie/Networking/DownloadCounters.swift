@@ -1,0 +1,84 @@
+import Metrics
+import Synchronization
+
+/// What one downloader has done since it was created.
+public struct DownloadStatistics: Sendable, Equatable {
+    /// HTTP requests sent (each redirect and retry counts).
+    public var requestsSent = 0
+    /// Callers that joined an exchange already running for the same request.
+    public var dedupeHits = 0
+    /// Exchanges that ended with data (or a 304).
+    public var succeeded = 0
+    /// Exchanges that ended with an error other than cancellation.
+    public var failed = 0
+    /// Exchanges cancelled because every caller cancelled.
+    public var cancelled = 0
+    /// Retries made.
+    public var retries = 0
+    /// Body bytes of successful exchanges.
+    public var bytesReceived = 0
+    /// `304 Not Modified` answers to conditional requests.
+    public var notModified = 0
+}
+
+/// Keeps `DownloadStatistics` and mirrors them to swift-metrics (`magpie_download_*`, dimension `downloader`).
+final class DownloadCounters: Sendable {
+    private let stats = Mutex(DownloadStatistics())
+    private let downloader: String
+    private let requests: Counter
+    private let dedupe: Counter
+    private let bytes: Counter
+    private let failures: Counter
+    private let retriesCounter: Counter
+    private let duration: Metrics.Timer
+
+    init(downloader: String) {
+        self.downloader = downloader
+        let dimensions = [("downloader", downloader)]
+        requests = Counter(label: "magpie_download_requests_total", dimensions: dimensions)
+        dedupe = Counter(label: "magpie_download_dedupe_hits_total", dimensions: dimensions)
+        bytes = Counter(label: "magpie_download_bytes_total", dimensions: dimensions)
+        failures = Counter(label: "magpie_download_failures_total", dimensions: dimensions)
+        retriesCounter = Counter(label: "magpie_download_retries_total", dimensions: dimensions)
+        duration = Metrics.Timer(label: "magpie_download_duration", dimensions: dimensions)
+    }
+
+    var snapshot: DownloadStatistics { stats.withLock { $0 } }
+
+    func requestSent() {
+        stats.withLock { $0.requestsSent += 1 }
+        requests.increment()
+    }
+
+    func responseReceived(status: Int) {
+        Counter(label: "magpie_download_responses_total", dimensions: [("downloader", downloader), ("status", String(status))]).increment()
+    }
+
+    func dedupeHit() {
+        stats.withLock { $0.dedupeHits += 1 }
+        dedupe.increment()
+    }
+
+    func retried() {
+        stats.withLock { $0.retries += 1 }
+        retriesCounter.increment()
+    }
+
+    func finished(_ result: Result<ImageDataResult, MagpieError>) {
+        switch result {
+        case .success(let value):
+            stats.withLock {
+                $0.succeeded += 1
+                $0.bytesReceived += value.data.count
+                if value.notModified { $0.notModified += 1 }
+            }
+            bytes.increment(by: value.data.count)
+            duration.recordNanoseconds(value.metrics.total.components.seconds * 1_000_000_000 + value.metrics.total.components.attoseconds / 1_000_000_000)
+        case .failure(let error) where error.isCancellation:
+            stats.withLock { $0.cancelled += 1 }
+        case .failure:
+            stats.withLock { $0.failed += 1 }
+            failures.increment()
+        }
+    }
+}

@@ -1,0 +1,49 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Parses the HTTP date formats of RFC 9110 §5.6.7 (IMF-fixdate, RFC 850, asctime),
+/// for `Retry-After`. Written by hand because FoundationEssentials has no date parser.
+enum HTTPDate {
+    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+
+    /// The date, or nil when `text` is none of the three formats.
+    static func parse(_ text: String) -> Date? {
+        let words = text.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
+        // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT -> [Sun, 06, Nov, 1994, 08:49:37, GMT]
+        // RFC 850:     Sunday, 06-Nov-94 08:49:37 GMT -> [Sunday, 06-Nov-94, 08:49:37, GMT]
+        // asctime:     Sun Nov  6 08:49:37 1994       -> [Sun, Nov, 6, 08:49:37, 1994]
+        var day: Int?, month: Int?, year: Int?, time: String?
+        if words.count == 6, words[5] == "GMT" {
+            (day, month, year, time) = (Int(words[1]), monthNumber(words[2]), Int(words[3]), words[4])
+        } else if words.count == 4, words[3] == "GMT" {
+            let parts = words[1].split(separator: "-").map(String.init)
+            guard parts.count == 3, let shortYear = Int(parts[2]) else { return nil }
+            // RFC 9110: a two-digit year more than 50 years ahead belongs to the past century.
+            (day, month, year, time) = (Int(parts[0]), monthNumber(parts[1]), shortYear < 70 ? 2000 + shortYear : 1900 + shortYear, words[2])
+        } else if words.count == 5 {
+            (day, month, year, time) = (Int(words[2]), monthNumber(words[1]), Int(words[4]), words[3])
+        }
+        guard let day, let month, let year, let time, (1...31).contains(day) else { return nil }
+        let clock = time.split(separator: ":").compactMap { Int($0) }
+        guard clock.count == 3, (0...23).contains(clock[0]), (0...59).contains(clock[1]), (0...60).contains(clock[2]) else { return nil }
+        let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + clock[0] * 3600 + clock[1] * 60 + clock[2]
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+
+    private static func monthNumber(_ name: String) -> Int? {
+        months.firstIndex(of: name.lowercased()).map { $0 + 1 }
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+}

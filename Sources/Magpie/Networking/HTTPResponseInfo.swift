@@ -1,0 +1,85 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One HTTP header line of a response.
+public struct HTTPHeaderField: Sendable, Equatable, Hashable {
+    /// The header's name as the server sent it.
+    public var name: String
+    /// Its value.
+    public var value: String
+
+    /// A header line.
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// What Magpie keeps of an HTTP response: the final URL (after redirects), the status and the headers.
+public struct HTTPResponseInfo: Sendable, Equatable {
+    /// The URL that answered (the last one of a redirect chain).
+    public var url: URL
+    /// The status code.
+    public var statusCode: Int
+    /// All header lines, in order.
+    public var headers: [HTTPHeaderField]
+
+    /// A response description.
+    public init(url: URL, statusCode: Int, headers: [HTTPHeaderField] = []) {
+        self.url = url
+        self.statusCode = statusCode
+        self.headers = headers
+    }
+
+    /// The first value of the header `name` (case-insensitive), if present.
+    public subscript(header name: String) -> String? {
+        headers.first { $0.name.equalsIgnoringASCIICase(name) }?.value
+    }
+
+    /// `Content-Type` without parameters, lowercased (`image/png`).
+    public var contentType: String? {
+        self[header: "Content-Type"].map {
+            ($0.split(separator: ";", maxSplits: 1).first ?? "").trimmingHTTPWhitespace.lowercased()
+        }
+    }
+
+    /// `Content-Length`, when present and valid.
+    public var contentLength: Int? {
+        self[header: "Content-Length"].flatMap { Int($0.trimmingHTTPWhitespace) }.flatMap { $0 >= 0 ? $0 : nil }
+    }
+
+    /// `Retry-After` as a delay: delta-seconds, or an HTTP date measured from `now`.
+    public func retryAfter(now: Date = Date()) -> Duration? {
+        guard let value = self[header: "Retry-After"]?.trimmingHTTPWhitespace else { return nil }
+        if let seconds = Int(value) { return .seconds(max(0, seconds)) }
+        guard let date = HTTPDate.parse(value) else { return nil }
+        return .milliseconds(max(0, Int((date.timeIntervalSince(now) * 1000).rounded())))
+    }
+
+    /// The cache validators and freshness this response carries (`ETag`, `Last-Modified`,
+    /// `Cache-Control: max-age`, `Content-Type`), as stored in disk cache entries.
+    /// `no-store`/`no-cache` give a max-age of 0: stale at once, revalidated on the next request.
+    public var validators: DiskStorage.Validators {
+        var maxAge: TimeInterval?
+        var mustRevalidate = false
+        if let cacheControl = self[header: "Cache-Control"]?.lowercased() {
+            for directive in cacheControl.split(separator: ",") {
+                let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingHTTPWhitespace }
+                switch parts.first {
+                case "max-age":
+                    if parts.count == 2, let seconds = Int(parts[1].filter { $0 != "\"" }) {
+                        maxAge = TimeInterval(max(0, seconds))
+                    }
+                case "no-cache", "no-store": mustRevalidate = true
+                default: break
+                }
+            }
+        }
+        return DiskStorage.Validators(
+            etag: self[header: "ETag"], lastModified: self[header: "Last-Modified"],
+            maxAge: mustRevalidate ? 0 : maxAge, contentType: self[header: "Content-Type"])
+    }
+}

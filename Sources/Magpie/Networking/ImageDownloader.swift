@@ -1,0 +1,289 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import AsyncHTTPClient
+import Logging
+import NIOCore
+import Synchronization
+
+/// Downloads images over HTTP(S) with AsyncHTTPClient, and reads `file:` and `data:` URLs.
+///
+/// Concurrent requests for the same (modified) request share one HTTP exchange; each caller
+/// gets its own progress and result, and cancelling one caller leaves the others running.
+/// Downloads wait for a slot (overall and per host, highest priority first), each attempt has a
+/// deadline covering the whole body, bodies are streamed within a size limit, redirects are
+/// capped and loop-checked, and failed attempts can be retried by a `RetryStrategy`.
+public final class ImageDownloader: Sendable {
+    /// A shared downloader with the default configuration.
+    public static let `default` = ImageDownloader(name: "default")
+
+    /// The name, used in log and metric labels.
+    public let name: String
+    /// The settings given at creation.
+    public let configuration: Configuration
+
+    private let clientOwner: HTTPClientOwner
+    private let scheduler: DownloadScheduler
+    private let loads = Mutex<[String: DownloadLoad]>([:])
+    private let nextSubscriberID = Atomic<UInt64>(0)
+    private let delegateBox = Mutex<(any ImageDownloaderDelegate)?>(nil)
+    private let counters: DownloadCounters
+
+    /// A downloader with its own HTTP client (connection pool).
+    public init(name: String, configuration: Configuration = Configuration()) {
+        self.name = name
+        self.configuration = configuration
+        self.scheduler = DownloadScheduler(
+            maximumTotal: configuration.maximumConcurrentDownloads,
+            maximumPerHost: configuration.maximumConcurrentDownloadsPerHost)
+        var clientConfiguration = HTTPClient.Configuration(
+            tlsConfiguration: configuration.tlsConfiguration,
+            redirectConfiguration: .disallow,  // followed here, to apply the handler, the cap and loop checks
+            timeout: .init(connect: TimeAmount(configuration.connectTimeout)),
+            decompression: .disabled)
+        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(
+            8, configuration.maximumConcurrentDownloadsPerHost)
+        clientConfiguration.httpVersion = .automatic
+        self.clientOwner = HTTPClientOwner(
+            client: HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration))
+        self.counters = DownloadCounters(downloader: name)
+    }
+
+    /// Receives request/response/finish events. Set it before downloading.
+    public var delegate: (any ImageDownloaderDelegate)? {
+        get { delegateBox.withLock { $0 } }
+        set { delegateBox.withLock { $0 = newValue } }
+    }
+
+    /// Counts since creation: HTTP requests sent, callers served by another caller's exchange, body bytes.
+    public var statistics: DownloadStatistics { counters.snapshot }
+
+    /// Downloads waiting for a slot right now.
+    public var queuedDownloadCount: Int { scheduler.queuedCount }
+
+    /// Closes the connection pool. Later downloads fail. `default` should never be shut down.
+    public func shutdown() async throws {
+        try await clientOwner.client.shutdown()
+    }
+
+    // MARK: Downloading
+
+    /// Downloads the bytes at `url` without decoding them (for callers that cache bytes).
+    /// With `options.validators` a `304 Not Modified` gives a result with `notModified` and no data.
+    public func downloadData(
+        with url: URL, options: ImageDownloadOptions = .default, progress: DownloadProgressHandler? = nil
+    ) async throws -> ImageDataResult {
+        try await loadData(with: url, options: options, progress: progress).result
+    }
+
+    /// Downloads and decodes the image at `url`. Callers that share one exchange and ask for the
+    /// same decoding options share one decode too. Conditional requests are not made here
+    /// (`options.validators` is ignored): a 304 carries no image.
+    public func downloadImage(
+        with url: URL, options: ImageDownloadOptions = .default, progress: DownloadProgressHandler? = nil
+    ) async throws -> ImageLoadingResult {
+        var options = options
+        options.validators = nil
+        let (result, load) = try await loadData(with: url, options: options, progress: progress)
+        let decodingOptions = options.decodingOptions
+        let data = result.data
+        let decode: @Sendable () throws -> Image = { try ImageCoderRegistry.shared.decode(data, options: decodingOptions) }
+        let image: Image
+        do {
+            image = try await (load?.image(variant: decodingOptions.variantIdentifier, decode: decode) ?? decode())
+        } catch let error as MagpieError {
+            guard let response = result.response, let reason = error.decodingReason else { throw error }
+            throw MagpieError.responseFailed(reason: .undecodable(response, reason: reason))
+        }
+        return ImageLoadingResult(image: image, url: result.url, originalData: data, response: result.response, metrics: result.metrics)
+    }
+
+    /// Completion-handler variant of `downloadImage(with:options:progress:)`. The handler is called
+    /// exactly once (with `cancelled` after `cancel()`), on a task of the global executor.
+    @discardableResult
+    public func downloadImage(
+        with url: URL, options: ImageDownloadOptions = .default, progress: DownloadProgressHandler? = nil,
+        completionHandler: @escaping @Sendable (Result<ImageLoadingResult, MagpieError>) -> Void
+    ) -> DownloadTask {
+        DownloadTask(url: url) {
+            do {
+                completionHandler(.success(try await self.downloadImage(with: url, options: options, progress: progress)))
+            } catch {
+                completionHandler(.failure(TransportError.map(error, url: url, timeout: options.timeout ?? self.configuration.downloadTimeout)))
+            }
+        }
+    }
+
+    // MARK: Internals
+
+    /// The bytes, and the shared load when they came over HTTP.
+    private func loadData(
+        with url: URL, options: ImageDownloadOptions, progress: DownloadProgressHandler?
+    ) async throws -> (result: ImageDataResult, load: DownloadLoad?) {
+        if Task.isCancelled { throw MagpieError.requestFailed(reason: .cancelled(url)) }
+        let request = try await prepare(url: url, options: options)
+        if let provider = dataProvider(for: request.url) {
+            let data = try await provider.data()
+            return (ImageDataResult(data: data, url: request.url, response: nil, notModified: false, metrics: DownloadMetrics()), nil)
+        }
+        var key = request.dedupeKey
+        if let validators = options.validators {
+            key += "\nif-none-match:\(validators.etag ?? "")\nif-modified-since:\(validators.lastModified ?? "")"
+        }
+        let subscriberID = nextSubscriberID.wrappingAdd(1, ordering: .relaxed).newValue
+        let joined = LoadReference()
+        let result = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ImageDataResult, any Error>) in
+                let (load, isNew) = loads.withLock { loads -> (DownloadLoad, Bool) in
+                    if let existing = loads[key], existing.subscribe(id: subscriberID, continuation: continuation, progress: progress) {
+                        return (existing, false)
+                    }
+                    let load = DownloadLoad(key: key, url: request.url, progressInterval: configuration.progressInterval)
+                    _ = load.subscribe(id: subscriberID, continuation: continuation, progress: progress)
+                    loads[key] = load
+                    return (load, true)
+                }
+                joined.set(load)
+                if isNew {
+                    load.start { await self.perform(load, request: request, options: options) }
+                } else {
+                    counters.dedupeHit()
+                }
+            }
+        } onCancel: {
+            joined.get()?.unsubscribe(id: subscriberID)
+        }
+        return (result, joined.get())
+    }
+
+    /// Checks the scheme and applies the downloader's and the request's modifiers.
+    private func prepare(url: URL, options: ImageDownloadOptions) async throws -> ImageRequest {
+        var request = ImageRequest(url: url)
+        for modifier in [configuration.requestModifier, options.requestModifier].compactMap({ $0 }) {
+            guard let modified = await modifier.modified(for: request) else {
+                throw MagpieError.requestFailed(reason: .cancelledByModifier(url))
+            }
+            request = modified
+        }
+        switch request.url.scheme?.lowercased() {
+        case "http", "https":
+            guard request.url.host?.isEmpty == false else { throw MagpieError.requestFailed(reason: .invalidURL(request.url.absoluteString)) }
+        case "file", "data": break
+        case nil: throw MagpieError.requestFailed(reason: .invalidURL(request.url.absoluteString))
+        default: throw MagpieError.requestFailed(reason: .unsupportedScheme(request.url))
+        }
+        return request
+    }
+
+    /// Runs one shared exchange to its end: slot, attempts, retries; then answers every caller.
+    private func perform(_ load: DownloadLoad, request: ImageRequest, options: ImageDownloadOptions) async {
+        let timeout = options.timeout ?? configuration.downloadTimeout
+        let result: Result<ImageDataResult, MagpieError>
+        do {
+            result = .success(try await attempts(load, request: request, options: options, timeout: timeout))
+        } catch {
+            result = .failure(TransportError.map(error, url: request.url, timeout: timeout))
+        }
+        loads.withLock { loads in
+            if loads[load.key] === load { loads[load.key] = nil }
+        }
+        counters.finished(result)
+        switch result {
+        case .success(let value):
+            configuration.logger.debug("downloaded", metadata: [
+                "url": "\(request.url)", "status": "\(value.response?.statusCode ?? 0)", "bytes": "\(value.data.count)",
+                "ms": "\(value.metrics.total.milliseconds)",
+            ])
+            delegate?.imageDownloader(self, didFinish: request.url, result: result, metrics: value.metrics)
+        case .failure(let error):
+            if !error.isCancellation {
+                configuration.logger.debug("download failed", metadata: ["url": "\(request.url)", "error": "\(error)"])
+            }
+            delegate?.imageDownloader(self, didFinish: request.url, result: result, metrics: DownloadMetrics())
+        }
+        load.finish(result)
+    }
+
+    /// Attempts under a download slot, retried as the strategy says. The slot is given back
+    /// while waiting for a retry so other downloads can run.
+    private func attempts(_ load: DownloadLoad, request: ImageRequest, options: ImageDownloadOptions, timeout: Duration) async throws -> ImageDataResult {
+        let strategy = options.retryStrategy ?? configuration.retryStrategy
+        let host = "\(request.url.host ?? ""):\(request.url.port ?? -1)"
+        var retries = 0
+        var queued = Duration.zero
+        while true {
+            let waitStart = ContinuousClock.now
+            let slot = try await scheduler.acquire(host: host, priority: options.priority)
+            queued += ContinuousClock.now - waitStart
+            let outcome: Result<ImageDataResult, MagpieError>
+            do {
+                outcome = .success(try await transfer(load, request: request, options: options, timeout: timeout).run())
+            } catch {
+                outcome = .failure(TransportError.map(error, url: request.url, timeout: timeout))
+            }
+            scheduler.release(slot)
+            switch outcome {
+            case .success(var result):
+                result.metrics.queued = queued
+                result.metrics.retryCount = retries
+                return result
+            case .failure(let error):
+                if Task.isCancelled { throw MagpieError.requestFailed(reason: .cancelled(request.url)) }
+                let retryAfter: Duration? = if case .responseFailed(let reason) = error { reason.response.retryAfter() } else { nil }
+                let context = RetryContext(url: request.url, error: error, retriedCount: retries, retryAfter: retryAfter)
+                guard let strategy, case .retry(let delay) = await strategy.retry(context: context) else { throw error }
+                do {
+                    try await Task.sleep(for: delay)
+                } catch {
+                    throw MagpieError.requestFailed(reason: .cancelled(request.url))
+                }
+                retries += 1
+                counters.retried()
+                configuration.logger.debug("retrying", metadata: ["url": "\(request.url)", "retry": "\(retries)", "error": "\(error)"])
+            }
+        }
+    }
+
+    private func transfer(_ load: DownloadLoad, request: ImageRequest, options: ImageDownloadOptions, timeout: Duration) -> HTTPTransfer {
+        HTTPTransfer(
+            client: clientOwner.client, configuration: configuration, request: request, timeout: timeout,
+            redirectHandler: options.redirectHandler, validators: options.validators,
+            onSend: { [self] request in
+                counters.requestSent()
+                delegate?.imageDownloader(self, willSend: request)
+            },
+            onResponse: { [self] response in
+                counters.responseReceived(status: response.statusCode)
+                delegate?.imageDownloader(self, didReceive: response)
+            },
+            onProgress: { progress, final in load.reportProgress(progress, force: final) })
+    }
+}
+
+/// Shuts the HTTP client down when the downloader goes away (AsyncHTTPClient requires it).
+private final class HTTPClientOwner: Sendable {
+    let client: HTTPClient
+
+    init(client: HTTPClient) { self.client = client }
+
+    deinit {
+        client.shutdown { _ in }
+    }
+}
+
+/// The load a caller joined, for its cancellation handler.
+private final class LoadReference: Sendable {
+    private let load = Mutex<DownloadLoad?>(nil)
+    func set(_ value: DownloadLoad) { load.withLock { $0 = value } }
+    func get() -> DownloadLoad? { load.withLock { $0 } }
+}
+
+extension Duration {
+    /// Whole milliseconds.
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,74 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Logging
+import NIOSSL
+
+extension ImageDownloader {
+    /// Downloader-wide settings. Per-request settings are in `ImageDownloadOptions`.
+    public struct Configuration: Sendable {
+        /// Longest time one attempt may take, from sending the request to the last body byte. Default 15 s.
+        /// A stalled or slow-drip server fails with `RequestFailureReason.timedOut`.
+        public var downloadTimeout: Duration = .seconds(15)
+        /// Longest time to open a connection (TCP and TLS). Default 10 s. AsyncHTTPClient retries a
+        /// refused connection or a failed handshake with back-off until this passes, so an unreachable
+        /// host fails after about this long (with the last connection error), not at once.
+        public var connectTimeout: Duration = .seconds(10)
+        /// Most downloads running at once; more wait in a queue ordered by priority. Default 16.
+        public var maximumConcurrentDownloads: Int = 16
+        /// Most downloads running at once to one host (and port). Default 6, as browsers do.
+        public var maximumConcurrentDownloadsPerHost: Int = 6
+        /// Largest body accepted, in bytes. A larger `Content-Length` fails before the body is read;
+        /// a body that grows past it is cut off. Default 50 MB.
+        public var maximumResponseSize: Int = 50 * 1024 * 1024
+        /// Most redirects followed for one request. Default 10.
+        public var maximumRedirects: Int = 10
+        /// Status codes treated as success. Default 200..<400 (304 is handled as revalidation;
+        /// a 3xx that is not followed fails as `badStatus`).
+        public var acceptableStatusCodes: Set<Int> = Set(200..<400)
+        /// Which `Content-Type`s are accepted before the bytes are sniffed. Default `.imagesAndOctetStream`.
+        public var acceptableContentTypes: ContentTypePolicy = .imagesAndOctetStream
+        /// TLS settings (trusted CAs, client certificate, minimum version). Nil uses the system defaults.
+        public var tlsConfiguration: TLSConfiguration?
+        /// Hosts whose certificates are NOT verified. **Dangerous**: anyone between you and such a host can
+        /// read and replace the images. Empty by default; meant for development servers with self-signed certificates.
+        public var trustedHosts: Set<String> = []
+        /// Sent as `User-Agent` unless a modifier sets one.
+        public var userAgent: String = "Magpie/0.3 (+https://github.com/magpie-swift/magpie)"
+        /// Minimum time between two progress reports of one download (the last chunk is always reported). Default 50 ms.
+        public var progressInterval: Duration = .milliseconds(50)
+        /// Applied to every request before the per-request modifier.
+        public var requestModifier: (any ImageDownloadRequestModifier)?
+        /// Used when a request sets none. Default nil: no retries.
+        public var retryStrategy: (any RetryStrategy)?
+        /// Where the downloader logs (debug: each request; info: failures). Default label `magpie.downloader`.
+        public var logger: Logger = Logger(label: "magpie.downloader")
+
+        /// The defaults above.
+        public init() {}
+    }
+
+    /// Which `Content-Type` values a response may have.
+    public enum ContentTypePolicy: Sendable, Equatable {
+        /// `image/*`, `application/octet-stream`, or none. The bytes must still sniff as an image.
+        case imagesAndOctetStream
+        /// Any content type; only the sniffed bytes decide.
+        case any
+        /// Exactly these types (lowercase, no parameters).
+        case only(Set<String>)
+
+        func accepts(_ contentType: String?) -> Bool {
+            switch self {
+            case .any: return true
+            case .imagesAndOctetStream:
+                guard let contentType, !contentType.isEmpty else { return true }
+                return contentType.hasPrefix("image/") || contentType == "application/octet-stream"
+                    || contentType == "binary/octet-stream"
+            case .only(let types):
+                return contentType.map(types.contains) ?? false
+            }
+        }
+    }
+}

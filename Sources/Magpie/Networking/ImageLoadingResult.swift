@@ -1,0 +1,53 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// How long the phases of one download took.
+public struct DownloadMetrics: Sendable, Equatable {
+    /// Time spent waiting in the downloader's queue for a free slot.
+    public var queued: Duration = .zero
+    /// From sending the (last) request to its response head: time to first byte, connection set-up included.
+    /// AsyncHTTPClient does not report DNS and connect times separately.
+    public var timeToFirstByte: Duration = .zero
+    /// From leaving the queue to the last body byte, redirects and retries included.
+    public var total: Duration = .zero
+    /// Body bytes received over the network (0 for a 304 or a data provider).
+    public var bytesReceived: Int = 0
+    /// Redirects followed.
+    public var redirectCount: Int = 0
+    /// Retries made after the first attempt.
+    public var retryCount: Int = 0
+
+    /// Empty metrics.
+    public init() {}
+}
+
+/// The bytes of one download, before decoding.
+public struct ImageDataResult: Sendable {
+    /// The body; empty when `notModified`.
+    public var data: Data
+    /// The URL asked for (before redirects; after the request modifier).
+    public var url: URL
+    /// The final response, nil for `file:` and `data:` URLs.
+    public var response: HTTPResponseInfo?
+    /// True when the server answered `304 Not Modified` to a conditional request: the cached copy is current.
+    public var notModified: Bool
+    /// Timings and counts.
+    public var metrics: DownloadMetrics
+}
+
+/// A downloaded and decoded image (Kingfisher's `ImageLoadingResult`).
+public struct ImageLoadingResult: Sendable {
+    /// The decoded image.
+    public var image: Image
+    /// The URL asked for.
+    public var url: URL
+    /// The body as received.
+    public var originalData: Data
+    /// The final response, nil for `file:` and `data:` URLs.
+    public var response: HTTPResponseInfo?
+    /// Timings and counts.
+    public var metrics: DownloadMetrics
+}

@@ -1,0 +1,71 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A request as Magpie is about to send it: URL, method and headers.
+/// A modifier may change any of them; the changed request is also the dedupe key.
+public struct ImageRequest: Sendable, Equatable {
+    /// Where to send it. Only `http` and `https` go to the network.
+    public var url: URL
+    /// The HTTP method; `GET` unless a modifier changes it.
+    public var method: String
+    /// Header lines sent with the request (Magpie adds `User-Agent`, `Accept` and conditional headers).
+    public var headers: [HTTPHeaderField]
+
+    /// A `GET` request for `url` with no extra headers.
+    public init(url: URL, method: String = "GET", headers: [HTTPHeaderField] = []) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+    }
+
+    /// Sets `name` to `value`, replacing any earlier lines of that name (case-insensitive).
+    public mutating func setValue(_ value: String, forHeader name: String) {
+        headers.removeAll { $0.name.equalsIgnoringASCIICase(name) }
+        headers.append(HTTPHeaderField(name: name, value: value))
+    }
+
+    /// The first value of header `name` (case-insensitive).
+    public func value(forHeader name: String) -> String? {
+        headers.first { $0.name.equalsIgnoringASCIICase(name) }?.value
+    }
+
+    /// Text that is equal for requests that may share one HTTP exchange.
+    var dedupeKey: String {
+        let lines = headers.map { "\($0.name.lowercased()):\($0.value)" }.sorted()
+        return method + " " + url.absoluteString + "\n" + lines.joined(separator: "\n")
+    }
+}
+
+/// Changes a request before it is sent: adds an auth header, rewrites the URL, or cancels it by returning nil
+/// (the download then fails with `RequestFailureReason.cancelledByModifier`). Kingfisher's `ImageDownloadRequestModifier`.
+public protocol ImageDownloadRequestModifier: Sendable {
+    /// The request to send instead of `request`, or nil to not send anything.
+    func modified(for request: ImageRequest) async -> ImageRequest?
+}
+
+/// A request modifier from a synchronous closure.
+public struct AnyModifier: ImageDownloadRequestModifier {
+    private let block: @Sendable (ImageRequest) -> ImageRequest?
+
+    /// Wraps `modify`.
+    public init(_ modify: @escaping @Sendable (ImageRequest) -> ImageRequest?) {
+        self.block = modify
+    }
+
+    public func modified(for request: ImageRequest) async -> ImageRequest? { block(request) }
+}
+
+/// A request modifier from an async closure (for example one that fetches a fresh token).
+public struct AsyncAnyModifier: ImageDownloadRequestModifier {
+    private let block: @Sendable (ImageRequest) async -> ImageRequest?
+
+    /// Wraps `modify`.
+    public init(_ modify: @escaping @Sendable (ImageRequest) async -> ImageRequest?) {
+        self.block = modify
+    }
+
+    public func modified(for request: ImageRequest) async -> ImageRequest? { await block(request) }
+}

@@ -1,0 +1,49 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Where an image comes from: a URL downloaded over HTTP, or a provider that supplies the bytes itself.
+public enum Source: Sendable {
+    /// Downloaded from the resource's URL.
+    case network(any Resource)
+    /// Supplied by a data provider (local file, base64, `data:` URL, raw bytes).
+    case provider(any ImageDataProvider)
+
+    /// The key of the image in the caches.
+    public var cacheKey: String {
+        switch self {
+        case .network(let resource): resource.cacheKey
+        case .provider(let provider): provider.cacheKey
+        }
+    }
+
+    /// The download URL, or the provider's `contentURL`.
+    public var url: URL? {
+        switch self {
+        case .network(let resource): resource.downloadURL
+        case .provider(let provider): provider.contentURL
+        }
+    }
+}
+
+extension Resource {
+    /// `.provider` for `file:` and `data:` URLs (keeping this resource's cache key), `.network` otherwise.
+    public func convertToSource() -> Source {
+        // A data URL's default key is its hash, not the URL text; only a key the caller chose carries over.
+        let customKey = cacheKey == downloadURL.absoluteString ? nil : cacheKey
+        if let provider = dataProvider(for: downloadURL, cacheKey: customKey) { return .provider(provider) }
+        return .network(self)
+    }
+}
+
+/// The provider that reads `url` without HTTP: a `LocalFileImageDataProvider` for `file:`,
+/// a `DataURLImageDataProvider` for `data:`; nil for any other scheme.
+func dataProvider(for url: URL, cacheKey: String? = nil) -> (any ImageDataProvider)? {
+    switch url.scheme?.lowercased() {
+    case "file": LocalFileImageDataProvider(fileURL: url, cacheKey: cacheKey)
+    case "data": DataURLImageDataProvider(url: url, cacheKey: cacheKey)
+    default: nil
+    }
+}

@@ -1,0 +1,21 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What `ImageManager.retrieveImage` produced and where it came from.
+public struct RetrieveImageResult: Sendable {
+    /// The image.
+    public var image: Image
+    /// Which cache answered; `.none` when it was downloaded (or read from a data provider).
+    public var cacheType: CacheType
+    /// The source asked for.
+    public var source: Source
+    /// The bytes, when they were downloaded or provided in this call (not for cache hits).
+    public var originalData: Data?
+    /// True when a conditional request got `304 Not Modified` and the cached entry was refreshed.
+    public var revalidated: Bool
+    /// The download's timings and byte count, when a request was made (a 304 included).
+    public var downloadMetrics: DownloadMetrics?
+}

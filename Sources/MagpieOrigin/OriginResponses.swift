@@ -1,0 +1,144 @@
+import Hummingbird
+
+/// Routes whose responses are complete and well formed: assets, revalidation, HTML, status codes, redirects.
+extension OriginRoutes {
+    /// The asset with its validators, or 304 when the request's conditional headers match, or 404.
+    func assetResponse(name: String, request: Request, contentType: String? = nil) -> Response {
+        guard let asset = state.asset(named: name) else { return missingAsset(name) }
+        var headers = Self.validatorHeaders(of: asset)
+        if Self.isNotModified(asset, request: request) {
+            // No body: NIO also strips Content-Length from 304s, so the client sees headers only.
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentType] = contentType ?? asset.contentType
+        return Response(status: .ok, headers: headers, body: countedBody(asset.bytes))
+    }
+
+    func statusResponse(code: String, request: Request) -> Response {
+        guard let code = Int(code), (200...599).contains(code) else {
+            return Self.htmlResponse(status: .badRequest, title: "Bad status code \(code)", state: state)
+        }
+        var response = Self.htmlResponse(status: .init(code: code), title: "Status \(code)", state: state)
+        if let retryAfter = request.uri.queryParameters["retryAfter"] {
+            response.headers[.retryAfter] = String(retryAfter)
+        }
+        return response
+    }
+
+    /// Fails the first `failures` requests for this exact path and query, then serves the asset.
+    func flakyResponse(name: String, request: Request) -> Response {
+        let url = request.uri.path + (request.uri.query.map { "?\($0)" } ?? "")
+        let attempt = state.nextAttempt(url: url)
+        let failures = Self.intParameter("failures", in: request, default: 1) ?? 1
+        guard attempt > failures else {
+            return statusResponse(code: String(request.uri.queryParameters["code"] ?? "503"), request: request)
+        }
+        return assetResponse(name: name, request: request)
+    }
+
+    /// `/redirect/N/NAME` redirects to `/redirect/N-1/NAME` (keeping the query); `/redirect/0/NAME` serves the asset.
+    /// Odd N send a relative Location and even N an absolute one, so clients must resolve both.
+    func redirectResponse(count: String, name: String, request: Request) -> Response {
+        guard let count = Int(count), count >= 0 else {
+            return Self.htmlResponse(status: .badRequest, title: "Bad redirect count", state: state)
+        }
+        guard count > 0 else { return assetResponse(name: name, request: request) }
+        let status: HTTPResponse.Status
+        switch request.uri.queryParameters["status"] {
+        case "301": status = .movedPermanently
+        case "303": status = .seeOther
+        case "307": status = .temporaryRedirect
+        case "308": status = .permanentRedirect
+        default: status = .found
+        }
+        let target = "/redirect/\(count - 1)/\(name)" + (request.uri.query.map { "?\($0)" } ?? "")
+        return redirect(status: status, to: target, absolute: count.isMultiple(of: 2))
+    }
+
+    /// `/loop/a` and `/loop/b` redirect to each other forever (a relative and an absolute Location).
+    func loopResponse(side: String) -> Response {
+        switch side {
+        case "a": return redirect(status: .found, to: "/loop/b", absolute: false)
+        case "b": return redirect(status: .found, to: "/loop/a", absolute: true)
+        default: return Self.htmlResponse(status: .notFound, title: "404 Not Found", state: state)
+        }
+    }
+
+    /// A small HTML page; what a misconfigured CDN or captive portal sends instead of an image.
+    static func htmlResponse(status: HTTPResponse.Status, title: String, state: OriginState) -> Response {
+        let page = "<!DOCTYPE html><html><head><title>\(title)</title></head><body><h1>\(title)</h1></body></html>\n"
+        var response = Response(status: status, body: countedBody(Array(page.utf8), state: state))
+        response.headers[.contentType] = "text/html; charset=utf-8"
+        return response
+    }
+
+    // MARK: Helpers
+
+    func missingAsset(_ name: String) -> Response {
+        Self.htmlResponse(status: .notFound, title: "No asset named \(name)", state: state)
+    }
+
+    func countedBody(_ bytes: [UInt8]) -> ResponseBody {
+        Self.countedBody(bytes, state: state)
+    }
+
+    /// A fixed body that adds its size to `bodyBytesSent` only once it was handed to the connection.
+    static func countedBody(_ bytes: [UInt8], state: OriginState) -> ResponseBody {
+        ResponseBody(contentLength: bytes.count) { writer in
+            try await writer.write(ByteBuffer(bytes: bytes))
+            state.addBodyBytes(bytes.count)
+            try await writer.finish(nil)
+        }
+    }
+
+    private func redirect(status: HTTPResponse.Status, to target: String, absolute: Bool) -> Response {
+        let location = absolute ? "http://127.0.0.1:\(state.port)\(target)" : target
+        return Response(status: status, headers: [.location: location])
+    }
+
+    /// ETag, Last-Modified and Cache-Control: sent with both 200 and 304 responses.
+    static func validatorHeaders(of asset: OriginAsset) -> HTTPFields {
+        var headers = HTTPFields()
+        if let etag = asset.etag { headers[.eTag] = etag }
+        if let lastModified = asset.lastModified { headers[.lastModified] = lastModified }
+        if let maxAge = asset.maxAge { headers[.cacheControl] = "max-age=\(maxAge)" }
+        return headers
+    }
+
+    /// RFC 9110 §13.2.2 order: If-None-Match decides when present (weak comparison, `*` matches anything);
+    /// only without it does If-Modified-Since apply (equal strings, or a date not earlier than Last-Modified).
+    static func isNotModified(_ asset: OriginAsset, request: Request) -> Bool {
+        if let ifNoneMatch = request.headers[values: .ifNoneMatch].joined(separator: ",").nilIfEmpty {
+            let candidates = ifNoneMatch.split(separator: ",").map { $0.trimmingSpaces }
+            if candidates.contains("*") { return true }
+            guard let etag = asset.etag else { return false }
+            return candidates.contains { weakTag($0) == weakTag(etag[...]) }
+        }
+        guard let ifModifiedSince = request.headers[.ifModifiedSince], let lastModified = asset.lastModified else {
+            return false
+        }
+        if ifModifiedSince == lastModified { return true }
+        guard let since = HTTPDate.secondsSince1970(ifModifiedSince),
+            let modified = HTTPDate.secondsSince1970(lastModified)
+        else { return false }
+        return since >= modified
+    }
+
+    /// The opaque part of an entity tag, so `W/"x"` and `"x"` compare equal (weak comparison).
+    private static func weakTag(_ tag: Substring) -> Substring {
+        tag.hasPrefix("W/") ? tag.dropFirst(2) : tag
+    }
+}
+
+extension String {
+    fileprivate var nilIfEmpty: String? { isEmpty ? nil : self }
+}
+
+extension Substring {
+    fileprivate var trimmingSpaces: Substring {
+        var text = self
+        while text.first == " " || text.first == "\t" { text.removeFirst() }
+        while text.last == " " || text.last == "\t" { text.removeLast() }
+        return text
+    }
+}

@@ -1,0 +1,127 @@
+import ArgumentParser
+import Foundation
+import Magpie
+
+/// `magpie fetch URL...`: fetch images through the cache and one downloader, concurrently
+/// (repeated URLs share one request), reporting where each came from.
+struct FetchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fetch", abstract: "Fetch images through the disk cache and the downloader.")
+
+    @Argument(help: "http(s), file: or data: URLs (a plain path is read as a file).")
+    var urls: [String]
+
+    @Option(name: .customLong("cache-dir"), help: "Parent folder of the cache (default $XDG_CACHE_HOME/magpie).")
+    var cacheDirectory: String?
+
+    @Option(help: "The cache's name (its folder below --cache-dir).")
+    var name = "default"
+
+    @Option(name: .customLong("out"), help: "Write each image's bytes into this folder.")
+    var outDirectory: String?
+
+    @Flag(name: .customLong("force-refresh"), help: "Download even when cached.")
+    var forceRefresh = false
+
+    @Flag(name: .customLong("only-from-cache"), help: "Never download; a miss is an error.")
+    var onlyFromCache = false
+
+    @Flag(help: "Ask the server whether cached entries with an ETag or Last-Modified changed (304 keeps them).")
+    var revalidate = false
+
+    @Option(help: "Download timeout in seconds, body included.")
+    var timeout: Double = 15
+
+    @Flag(help: "One JSON object per URL: url, cacheType, revalidated, bytes, ms, width, height, frames (or url, error).")
+    var json = false
+
+    func validate() throws {
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        guard !(forceRefresh && onlyFromCache) else { throw ValidationError("--force-refresh and --only-from-cache exclude each other") }
+    }
+
+    func run() async throws {
+        let directory = cacheDirectory.map { URL(fileURLWithPath: $0) } ?? DiskStorage.Config.defaultDirectory
+        let cache = ImageCache(name: name, diskConfig: DiskStorage.Config(name: name, directory: directory))
+        if let error = cache.diskError {
+            report(["error": "\(error)"], line: "fetch: \(error)")
+            throw ExitCode(1)
+        }
+        var configuration = ImageDownloader.Configuration()
+        configuration.downloadTimeout = .milliseconds(Int(timeout * 1000))
+        let downloader = ImageDownloader(name: "cli", configuration: configuration)
+        let manager = ImageManager(downloader: downloader, cache: cache)
+        var options: [MagpieOption] = []
+        if forceRefresh { options.append(.forceRefresh) }
+        if onlyFromCache { options.append(.onlyFromCache) }
+        if revalidate { options.append(.revalidate) }
+        if let outDirectory { try FileManager.default.createDirectory(atPath: outDirectory, withIntermediateDirectories: true) }
+
+        let output = Output(json: json, outDirectory: outDirectory)
+        let chosen = options
+        let failures = await withTaskGroup(of: Bool.self) { group in
+            for text in urls {
+                group.addTask { await output.fetch(text, manager: manager, cache: cache, options: chosen) }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 0 : 1) }
+        }
+        try? await downloader.shutdown()
+        if failures > 0 { throw ExitCode(1) }
+    }
+
+    func report(_ object: [String: Any?], line: String) {
+        Output(json: json, outDirectory: nil).report(object, line: line)
+    }
+
+    /// A URL from an argument: a URL with a scheme, or a path to a file.
+    static func url(from text: String) throws -> URL {
+        if text.hasPrefix("data:") || text.contains("://"), let url = URL(string: text) { return url }
+        if text.hasPrefix("/") || text.hasPrefix(".") || FileManager.default.fileExists(atPath: text) {
+            return URL(fileURLWithPath: text)
+        }
+        throw MagpieError.requestFailed(reason: .invalidURL(text))
+    }
+}
+
+/// How `fetch` reports and saves results (a Sendable copy of the options the tasks need).
+private struct Output: Sendable {
+    let json: Bool
+    let outDirectory: String?
+
+    /// Fetches one URL and prints its line; false when it failed.
+    func fetch(_ text: String, manager: ImageManager, cache: ImageCache, options: [MagpieOption]) async -> Bool {
+        let started = ContinuousClock.now
+        do {
+            let url = try FetchCommand.url(from: text)
+            let result = try await manager.retrieveImage(with: url, options: options)
+            let elapsed = ContinuousClock.now - started
+            let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+            if let outDirectory { try write(result, url: url, cache: cache, to: outDirectory) }
+            let bytes = result.downloadMetrics?.bytesReceived ?? 0
+            report([
+                "url": text, "cacheType": "\(result.cacheType)", "revalidated": result.revalidated, "bytes": bytes,
+                "ms": (ms * 10).rounded() / 10, "width": result.image.width, "height": result.image.height,
+                "frames": result.image.frames.count,
+            ], line: "\(text): \(result.image.width)x\(result.image.height), \(result.image.frames.count) frame(s), "
+                + "from \(result.cacheType == .none ? "the network" : "the \(result.cacheType) cache")"
+                + "\(result.revalidated ? " (revalidated: 304)" : ""), "
+                + "\(bytes) bytes downloaded, \(String(format: "%.1f", ms)) ms")
+            return true
+        } catch {
+            report(["url": text, "error": "\(error)"], line: "\(text): \(error)")
+            return false
+        }
+    }
+
+    /// The bytes as downloaded, or as cached, written under the URL's last path component.
+    private func write(_ result: RetrieveImageResult, url: URL, cache: ImageCache, to folder: String) throws {
+        guard let data = try result.originalData ?? cache.diskStorage?.value(forKey: url.absoluteString) else { return }
+        var name = url.lastPathComponent.isEmpty || url.scheme == "data" ? "image" : url.lastPathComponent
+        if (name as NSString).pathExtension.isEmpty { name += "." + data.mg.imageFormat.fileExtension }
+        try data.write(to: URL(fileURLWithPath: folder).appendingPathComponent(name), options: .atomic)
+    }
+
+    func report(_ object: [String: Any?], line: String) {
+        if json { print(jsonLine(object)) } else if object["error"] != nil { printError(line) } else { print(line) }
+    }
+}

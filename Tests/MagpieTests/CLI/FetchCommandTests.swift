@@ -1,0 +1,134 @@
+import Foundation
+import MagpieOrigin
+import Testing
+
+@testable import Magpie
+
+/// `magpie fetch` as a subprocess against a local origin.
+struct FetchCommandTests {
+    struct Run {
+        var status: Int32
+        var lines: [[String: Any]]
+        var stderr: String
+    }
+
+    /// Runs `magpie` off the cooperative pool (the origin serves from the same process).
+    func magpie(_ arguments: [String]) async throws -> Run {
+        let executable = try BuiltProducts.executable("magpie")
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                do {
+                    let process = Process()
+                    process.executableURL = executable
+                    process.arguments = arguments
+                    let out = Pipe(), err = Pipe()
+                    process.standardOutput = out
+                    process.standardError = err
+                    try process.run()
+                    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+                    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+                    process.waitUntilExit()
+                    let lines = stdout.split(separator: UInt8(ascii: "\n")).compactMap {
+                        try? JSONSerialization.jsonObject(with: Data($0)) as? [String: Any]
+                    }
+                    continuation.resume(returning: Run(status: process.terminationStatus, lines: lines, stderr: String(decoding: stderr, as: UTF8.self)))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    func temporaryFolder() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("magpie-fetch-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test func fetchDownloadsThenServesFromDiskThenRevalidatesWith304() async throws {
+        let origin = try await OriginFixture.start()
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = origin.url("/img/pic.png")
+        let common = ["fetch", "--json", "--cache-dir", folder.path, url]
+
+        let first = try await magpie(common)
+        #expect(first.status == 0)
+        #expect(first.lines.count == 1)
+        let line = try #require(first.lines.first)
+        #expect(Set(line.keys) == ["url", "cacheType", "revalidated", "bytes", "ms", "width", "height", "frames"])
+        #expect(line["cacheType"] as? String == "none")
+        #expect(line["bytes"] as? Int == OriginFixture.png.count)
+        #expect(line["width"] as? Int == 64 && line["height"] as? Int == 48 && line["frames"] as? Int == 1)
+
+        let second = try await magpie(common)
+        #expect(second.lines.first?["cacheType"] as? String == "disk")
+        #expect(second.lines.first?["bytes"] as? Int == 0)
+        #expect(origin.requestCount(path: "/img/pic.png") == 1)
+
+        let bodyBytes = origin.bodyBytesSent
+        let third = try await magpie(common + ["--revalidate"])
+        #expect(third.status == 0)
+        #expect(third.lines.first?["cacheType"] as? String == "disk")
+        #expect(third.lines.first?["revalidated"] as? Bool == true)
+        #expect(third.lines.first?["bytes"] as? Int == 0)
+        #expect(origin.requestCount(path: "/img/pic.png") == 2)
+        #expect(origin.bodyBytesSent == bodyBytes)
+        await origin.stop()
+    }
+
+    @Test func repeatedURLsInOneCallShareOneRequest() async throws {
+        let origin = try await OriginFixture.start()
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = origin.url("/slow/noise.png?chunk=16384&delay=20")
+        let run = try await magpie(["fetch", "--json", "--cache-dir", folder.path, url, url, url])
+        #expect(run.status == 0)
+        #expect(run.lines.count == 3)
+        #expect(run.lines.allSatisfy { $0["width"] as? Int == 256 })
+        #expect(origin.requestCount(path: "/slow/noise.png") == 1)
+        await origin.stop()
+    }
+
+    @Test func failuresPrintURLAndErrorAndExitOne() async throws {
+        let origin = try await OriginFixture.start()
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let missing = origin.url("/img/missing.png")
+        let run = try await magpie(["fetch", "--json", "--cache-dir", folder.path, missing, origin.url("/img/photo.jpg")])
+        #expect(run.status == 1)
+        let failure = try #require(run.lines.first { $0["error"] != nil })
+        #expect(Set(failure.keys) == ["url", "error"])
+        #expect(failure["url"] as? String == missing)
+        #expect((failure["error"] as? String)?.contains("HTTP 404") == true)
+        #expect(run.lines.contains { $0["width"] as? Int == 80 })
+
+        let offline = try await magpie(["fetch", "--json", "--only-from-cache", "--cache-dir", folder.path, origin.url("/img/pic.png")])
+        #expect(offline.status == 1)
+        #expect((offline.lines.first?["error"] as? String)?.contains("not cached") == true)
+        #expect(origin.requestCount(path: "/img/pic.png") == 0)
+
+        let plain = try await magpie(["fetch", "--cache-dir", folder.path, origin.url("/html")])
+        #expect(plain.status == 1)
+        #expect(plain.stderr.contains("not an image") && plain.stderr.contains("/html"))
+        await origin.stop()
+    }
+
+    @Test func outWritesTheBytesAndTimeoutIsEnforced() async throws {
+        let origin = try await OriginFixture.start()
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let out = folder.appendingPathComponent("out")
+        let run = try await magpie(["fetch", "--cache-dir", folder.path, "--out", out.path, origin.url("/img/photo.jpg")])
+        #expect(run.status == 0)
+        #expect(try Data(contentsOf: out.appendingPathComponent("photo.jpg")) == OriginFixture.jpeg)
+
+        let started = ContinuousClock.now
+        let slow = try await magpie(["fetch", "--json", "--timeout", "0.5", "--cache-dir", folder.path, origin.url("/stall/pic.png")])
+        #expect(slow.status == 1)
+        #expect((slow.lines.first?["error"] as? String)?.contains("timed out") == true)
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(try await magpie(["fetch", "--timeout", "0", "x"]).status == 2)
+        await origin.stop()
+    }
+}
