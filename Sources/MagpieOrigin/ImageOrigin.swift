@@ -1,10 +1,14 @@
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import Logging
+import NIOSSL
 import ServiceLifecycle
 
 /// A real HTTP server on `127.0.0.1` (a random free port) that serves image bytes and misbehaves on request.
 ///
-/// Routes (`NAME` is an asset name; every request is counted under its path without the query):
+/// Routes (`NAME` is an asset name, matched as written in the URL path, without percent-decoding; every request is
+/// counted under its path without the query):
 /// - `GET /img/NAME`: the asset with Content-Type, Content-Length, ETag, Last-Modified and Cache-Control;
 ///   `If-None-Match` / `If-Modified-Since` matches get `304` with no body. Unknown names get an HTML `404`.
 /// - `GET /echo/NAME`: like `/img`; read the request's headers back with ``lastRequestHeaders(path:)``.
@@ -25,16 +29,16 @@ import ServiceLifecycle
 public final class ImageOrigin: Sendable {
     /// The port the server listens on.
     public let port: Int
-    /// `http://127.0.0.1:PORT`, without a trailing slash.
+    /// `http://127.0.0.1:PORT` (`https://` when started with TLS), without a trailing slash.
     public let baseURL: String
 
     private let state: OriginState
     private let serviceGroup: ServiceGroup
     private let runTask: Task<Void, Never>
 
-    private init(port: Int, state: OriginState, serviceGroup: ServiceGroup, runTask: Task<Void, Never>) {
+    private init(port: Int, scheme: String, state: OriginState, serviceGroup: ServiceGroup, runTask: Task<Void, Never>) {
         self.port = port
-        self.baseURL = "http://127.0.0.1:\(port)"
+        self.baseURL = "\(scheme)://127.0.0.1:\(port)"
         self.state = state
         self.serviceGroup = serviceGroup
         self.runTask = runTask
@@ -46,14 +50,18 @@ public final class ImageOrigin: Sendable {
     /// Starts a server on `127.0.0.1` with a free port and returns once it accepts connections.
     /// - Parameters:
     ///   - assets: The assets by name, as used in the routes' `NAME`.
+    ///   - tls: Serve HTTPS with this server configuration (certificate and key) instead of plain HTTP.
     ///   - logger: Where Hummingbird and the service group log; silent by default.
     /// - Throws: When the server cannot bind.
-    public static func start(assets: [String: OriginAsset], logger: Logger = quietLogger) async throws -> ImageOrigin {
+    public static func start(
+        assets: [String: OriginAsset], tls: TLSConfiguration? = nil, logger: Logger = quietLogger
+    ) async throws -> ImageOrigin {
         let state = OriginState(assets: assets)
         let (ports, portSink) = AsyncStream<Int>.makeStream()
+        let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [CloseOnInputClosedHandler()]))
         let application = Application(
             router: OriginRoutes(state: state).makeRouter(),
-            server: .http1(configuration: .init(additionalChannelHandlers: [CloseOnInputClosedHandler()])),
+            server: try tls.map { try .tls(http1, tlsConfiguration: $0) } ?? http1,
             configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "MagpieOrigin"),
             onServerRunning: { channel in
                 portSink.yield(channel.localAddress?.port ?? 0)
@@ -77,7 +85,7 @@ public final class ImageOrigin: Sendable {
             throw ImageOriginError.couldNotStart
         }
         state.port = port
-        return ImageOrigin(port: port, state: state, serviceGroup: serviceGroup, runTask: runTask)
+        return ImageOrigin(port: port, scheme: tls == nil ? "http" : "https", state: state, serviceGroup: serviceGroup, runTask: runTask)
     }
 
     /// Stops the server and returns once it is down. Slow and stalled responses are cut off (their connections

@@ -18,7 +18,11 @@ extension OriginRoutes {
         guard let code = Int(code), (200...599).contains(code) else {
             return Self.htmlResponse(status: .badRequest, title: "Bad status code \(code)", state: state)
         }
-        var response = Self.htmlResponse(status: .init(code: code), title: "Status \(code)", state: state)
+        // 204 and 304 must not carry a body: NIO would put the bytes on the wire unframed and corrupt the connection.
+        var response =
+            code == 204 || code == 304
+            ? Response(status: .init(code: code))
+            : Self.htmlResponse(status: .init(code: code), title: "Status \(code)", state: state)
         if let retryAfter = request.uri.queryParameters["retryAfter"] {
             response.headers[.retryAfter] = String(retryAfter)
         }

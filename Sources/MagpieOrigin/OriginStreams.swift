@@ -70,12 +70,12 @@ extension OriginRoutes {
         let chunkSize = 64 * 1024
         return streamed(headers: [.contentType: "image/png"], contentLength: declaresLength ? total : nil) { writer in
             let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-            var chunk = signature + [UInt8](repeating: 0, count: chunkSize - signature.count)
+            let filler = [UInt8](repeating: 0, count: chunkSize)
+            let first = signature + filler.dropFirst(signature.count)
             var offset = 0
             while offset < total {
                 let length = min(chunkSize, total - offset)
-                try await send(chunk[0..<length], to: &writer)
-                if offset == 0 { chunk.replaceSubrange(0..<signature.count, with: repeatElement(0, count: signature.count)) }
+                try await send((offset == 0 ? first : filler)[0..<length], to: &writer)
                 offset += length
             }
             try await writer.finish(nil)

@@ -49,6 +49,11 @@ public final class ImageDownloader: Sendable {
         self.clientOwner = HTTPClientOwner(
             client: HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration))
         self.counters = DownloadCounters(downloader: name)
+        if !configuration.trustedHosts.isEmpty {
+            configuration.logger.warning("TLS certificates are NOT verified for these hosts", metadata: [
+                "downloader": "\(name)", "trustedHosts": "\(configuration.trustedHosts.sorted())",
+            ])
+        }
     }
 
     /// Receives request/response/finish events. Set it before downloading.

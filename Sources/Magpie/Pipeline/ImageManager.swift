@@ -21,6 +21,10 @@ public final class ImageManager: Sendable {
         self.cache = cache
     }
 
+    /// Unprocessed images are stored as the bytes that came in: re-encoding would lose quality,
+    /// and the stored ETag describes exactly those bytes.
+    private static let originalBytes = DefaultCacheSerializer(preferCacheOriginalData: true)
+
     /// The image for `resource` (a URL works too).
     public func retrieveImage(
         with resource: any Resource, options: [MagpieOption] = [], progress: DownloadProgressHandler? = nil
@@ -96,7 +100,9 @@ public final class ImageManager: Sendable {
         case .provider(let provider):
             let data = try await provider.data()
             let image = try ImageCoderRegistry.shared.decode(data, options: options.decodingOptions)
-            await cache.store(image, original: data, forKey: key, toDisk: !options.cacheMemoryOnly, diskExpiration: options.diskCacheExpiration)
+            await cache.store(
+                image, original: data, forKey: key, cacheSerializer: Self.originalBytes, toDisk: !options.cacheMemoryOnly,
+                diskExpiration: options.diskCacheExpiration)
             return RetrieveImageResult(image: image, cacheType: .none, source: source, originalData: data, revalidated: false)
         }
     }
@@ -113,7 +119,7 @@ public final class ImageManager: Sendable {
             throw MagpieError.responseFailed(reason: .undecodable(response, reason: reason))
         }
         await cache.store(
-            image, original: fetched.data, forKey: key, toDisk: !options.cacheMemoryOnly,
+            image, original: fetched.data, forKey: key, cacheSerializer: Self.originalBytes, toDisk: !options.cacheMemoryOnly,
             diskExpiration: options.diskCacheExpiration, validators: fetched.response?.validators ?? .init())
         return RetrieveImageResult(
             image: image, cacheType: .none, source: source, originalData: fetched.data, revalidated: false, downloadMetrics: fetched.metrics)

@@ -104,7 +104,8 @@ struct ImageDownloaderTests {
         let downloader = ImageDownloader(name: "cancel-all")
         let url = URL(string: origin.url("/stall/noise.png?after=1000"))!
         let tasks = (0..<2).map { _ in Task { try await downloader.downloadData(with: url) } }
-        try await Task.sleep(for: .milliseconds(150))
+        // Cancel only once the request is on the wire (a loaded machine may take a while to get there).
+        for _ in 0..<500 where origin.requestCount(path: "/stall/noise.png") == 0 { try await Task.sleep(for: .milliseconds(20)) }
         let started = ContinuousClock.now
         tasks.forEach { $0.cancel() }
         for task in tasks {
@@ -113,10 +114,13 @@ struct ImageDownloaderTests {
         }
         #expect(ContinuousClock.now - started < .seconds(5))
         // The exchange itself ends as cancelled, and a new caller starts a new request.
-        for _ in 0..<50 where downloader.statistics.cancelled == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        // Polls rather than sleeps a fixed time: a loaded machine may take a while.
+        for _ in 0..<500 where downloader.statistics.cancelled == 0 { try await Task.sleep(for: .milliseconds(20)) }
         #expect(downloader.statistics.cancelled == 1)
-        _ = try? await downloader.downloadData(with: url, options: ImageDownloadOptions(timeout: .milliseconds(200)))
-        #expect(origin.requestCount(path: "/stall/noise.png") == 2)
+        let again = Task { try await downloader.downloadData(with: url) }
+        for _ in 0..<500 where downloader.statistics.requestsSent < 2 { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(downloader.statistics.requestsSent == 2)
+        again.cancel()
         try await downloader.shutdown()
         await origin.stop()
     }
