@@ -21,10 +21,12 @@ public struct DownloadStatistics: Sendable, Equatable {
     public var notModified = 0
 }
 
-/// Keeps `DownloadStatistics` and mirrors them to swift-metrics (`magpie_download_*`, dimension `downloader`).
+/// Keeps `DownloadStatistics` and mirrors them to swift-metrics (`magpie_download_*`, dimension
+/// `downloader`; responses also by `status` class: 1xx…5xx). Instruments are made at creation,
+/// so a factory scoped with `withMetricsFactory` around the downloader's init is the one used.
 final class DownloadCounters: Sendable {
     private let stats = Mutex(DownloadStatistics())
-    private let downloader: String
+    private let responses: [Counter]
     private let requests: Counter
     private let dedupe: Counter
     private let bytes: Counter
@@ -33,8 +35,8 @@ final class DownloadCounters: Sendable {
     private let duration: Metrics.Timer
 
     init(downloader: String) {
-        self.downloader = downloader
         let dimensions = [("downloader", downloader)]
+        responses = (1...5).map { Counter(label: "magpie_download_responses_total", dimensions: dimensions + [("status", "\($0)xx")]) }
         requests = Counter(label: "magpie_download_requests_total", dimensions: dimensions)
         dedupe = Counter(label: "magpie_download_dedupe_hits_total", dimensions: dimensions)
         bytes = Counter(label: "magpie_download_bytes_total", dimensions: dimensions)
@@ -51,7 +53,7 @@ final class DownloadCounters: Sendable {
     }
 
     func responseReceived(status: Int) {
-        Counter(label: "magpie_download_responses_total", dimensions: [("downloader", downloader), ("status", String(status))]).increment()
+        responses[min(4, max(0, status / 100 - 1))].increment()
     }
 
     func dedupeHit() {

@@ -216,3 +216,29 @@ struct ImageDownloaderTests {
         await origin.stop()
     }
 }
+
+import CoreMetrics
+import MetricsTestKit
+
+extension ImageDownloaderTests {
+    @Test func requestsResponsesBytesAndDedupeHitsAreReportedAsMetrics() async throws {
+        let origin = try await OriginFixture.start()
+        let metrics = TestMetrics()
+        let downloader = withMetricsFactory(metrics) { ImageDownloader(name: "metered") }
+        let url = URL(string: origin.url("/slow/pic.png?chunk=512&delay=20"))!
+        async let a = downloader.downloadData(with: url)
+        async let b = downloader.downloadData(with: url)
+        _ = try await (a, b)
+        _ = await magpieError { try await downloader.downloadData(with: URL(string: origin.url("/status/404"))!) }
+        let dims = [("downloader", "metered")]
+        #expect(try metrics.expectCounter("magpie_download_requests_total", dims).totalValue == 2)
+        #expect(try metrics.expectCounter("magpie_download_dedupe_hits_total", dims).totalValue == 1)
+        #expect(try metrics.expectCounter("magpie_download_bytes_total", dims).totalValue == Int64(OriginFixture.png.count))
+        #expect(try metrics.expectCounter("magpie_download_failures_total", dims).totalValue == 1)
+        #expect(try metrics.expectCounter("magpie_download_responses_total", dims + [("status", "2xx")]).totalValue == 1)
+        #expect(try metrics.expectCounter("magpie_download_responses_total", dims + [("status", "4xx")]).totalValue == 1)
+        #expect(try metrics.expectTimer("magpie_download_duration", dims).values.count == 1)
+        try await downloader.shutdown()
+        await origin.stop()
+    }
+}
