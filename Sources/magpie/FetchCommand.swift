@@ -36,8 +36,9 @@ struct FetchCommand: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
         guard !(forceRefresh && onlyFromCache) else { throw ValidationError("--force-refresh and --only-from-cache exclude each other") }
+        guard !(revalidate && onlyFromCache) else { throw ValidationError("--revalidate and --only-from-cache exclude each other") }
     }
 
     func run() async throws {

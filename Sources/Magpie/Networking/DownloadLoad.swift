@@ -42,8 +42,8 @@ final class DownloadLoad: Sendable {
     func subscribe(id: UInt64, continuation: CheckedContinuation<ImageDataResult, any Error>, progress: DownloadProgressHandler?) -> Bool {
         let outcome = state.withLock { state -> Bool? in
             if state.closed { return false }
-            // Checked under the lock so that `unsubscribe` from onCancel either finds this
-            // subscriber or ran before it (and then the flag is already set).
+            // A caller already cancelled is answered here; one cancelled after this point leaves
+            // through `LoadReference`, which hands onCancel the load or tells `set` to leave.
             if Task.isCancelled {
                 // A new load whose only caller is already cancelled must not run.
                 if state.subscribers.isEmpty { state.closed = true }

@@ -26,7 +26,8 @@ enum HTTPDate {
         } else if words.count == 5 {
             (day, month, year, time) = (Int(words[2]), monthNumber(words[1]), Int(words[4]), words[3])
         }
-        guard let day, let month, let year, let time, (1...31).contains(day) else { return nil }
+        // Bounded years keep the arithmetic below far from overflow (a hostile header must not trap).
+        guard let day, let month, let year, let time, (1...31).contains(day), (1...9999).contains(year) else { return nil }
         let clock = time.split(separator: ":").compactMap { Int($0) }
         guard clock.count == 3, (0...23).contains(clock[0]), (0...59).contains(clock[1]), (0...60).contains(clock[2]) else { return nil }
         let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + clock[0] * 3600 + clock[1] * 60 + clock[2]

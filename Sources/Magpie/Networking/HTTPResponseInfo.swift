@@ -51,17 +51,20 @@ public struct HTTPResponseInfo: Sendable, Equatable {
         self[header: "Content-Length"].flatMap { Int($0.trimmingHTTPWhitespace) }.flatMap { $0 >= 0 ? $0 : nil }
     }
 
-    /// `Retry-After` as a delay: delta-seconds, or an HTTP date measured from `now`.
+    /// `Retry-After` as a delay: delta-seconds, or an HTTP date measured from `now`; clamped to 0...1 day.
     public func retryAfter(now: Date = Date()) -> Duration? {
         guard let value = self[header: "Retry-After"]?.trimmingHTTPWhitespace else { return nil }
-        if let seconds = Int(value) { return .seconds(max(0, seconds)) }
+        // Clamped to a day: anything longer is "not soon" to every caller, and huge values must not trap.
+        let day = 86_400
+        if let seconds = Int(value) { return .seconds(min(day, max(0, seconds))) }
         guard let date = HTTPDate.parse(value) else { return nil }
-        return .milliseconds(max(0, Int((date.timeIntervalSince(now) * 1000).rounded())))
+        return .milliseconds(Int(min(Double(day), max(0, date.timeIntervalSince(now))) * 1000))
     }
 
     /// The cache validators and freshness this response carries (`ETag`, `Last-Modified`,
     /// `Cache-Control: max-age`, `Content-Type`), as stored in disk cache entries.
-    /// `no-store`/`no-cache` give a max-age of 0: stale at once, revalidated on the next request.
+    /// `no-store`/`no-cache` are recorded as a max-age of 0. The max-age is kept for freshness
+    /// decisions (part 4's `respectCacheControl`); today only `.revalidate` asks the server.
     public var validators: DiskStorage.Validators {
         var maxAge: TimeInterval?
         var mustRevalidate = false

@@ -42,7 +42,8 @@ struct HTTPTransfer: Sendable {
 
     private func exchange() async throws -> ImageDataResult {
         let started = ContinuousClock.now
-        let deadline = NIODeadline.now() + TimeAmount(timeout)
+        // A timeout beyond a year means "none"; adding it to now could overflow the deadline.
+        let deadline = timeout > .seconds(365 * 86_400) ? NIODeadline.distantFuture : NIODeadline.now() + TimeAmount(saturating: timeout)
         var current = request
         var chain = [request.url]
         var metrics = DownloadMetrics()
@@ -73,7 +74,8 @@ struct HTTPTransfer: Sendable {
                 metrics.total = ContinuousClock.now - started
                 return ImageDataResult(data: Data(), url: request.url, response: info, notModified: true, metrics: metrics)
             }
-            guard configuration.acceptableStatusCodes.contains(info.statusCode), info.statusCode != 304 else {
+            // A 3xx that was not followed (no Location, or 300/305) has no image in it.
+            guard configuration.acceptableStatusCodes.contains(info.statusCode), !(300..<400).contains(info.statusCode) else {
                 await discard(response.body)
                 throw MagpieError.responseFailed(reason: .badStatus(info))
             }
@@ -94,7 +96,7 @@ struct HTTPTransfer: Sendable {
     }
 
     /// The next request when `info` is a redirect to follow; nil when it is not a redirect.
-    private func redirect(from info: HTTPResponseInfo, request: ImageRequest, chain: [URL]) async throws -> ImageRequest? {
+    func redirect(from info: HTTPResponseInfo, request: ImageRequest, chain: [URL]) async throws -> ImageRequest? {
         guard [301, 302, 303, 307, 308].contains(info.statusCode), let location = info[header: "Location"] else { return nil }
         guard let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
             let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
@@ -111,9 +113,11 @@ struct HTTPTransfer: Sendable {
         next.url = target
         // 303 (and, as browsers do, 301/302 of a non-GET) turn into a GET.
         if info.statusCode == 303 || ([301, 302].contains(info.statusCode) && request.method != "HEAD") { next.method = "GET" }
-        // Credentials never follow a redirect to another origin.
+        // Credentials never follow a redirect to another origin, whatever header a modifier put them in:
+        // only content-negotiation headers cross.
         if target.host?.lowercased() != request.url.host?.lowercased() || target.port != request.url.port || target.scheme != request.url.scheme {
-            next.headers.removeAll { $0.name.equalsIgnoringASCIICase("Authorization") || $0.name.equalsIgnoringASCIICase("Cookie") }
+            let crossing = ["accept", "accept-language", "user-agent"]
+            next.headers.removeAll { header in !crossing.contains { header.name.equalsIgnoringASCIICase($0) } }
         }
         guard let handler = redirectHandler else { return next }
         guard let chosen = await handler.handleHTTPRedirection(response: info, newRequest: next) else {
@@ -129,7 +133,8 @@ struct HTTPTransfer: Sendable {
             throw MagpieError.responseFailed(reason: .tooLarge(info, limit: limit, declared: declared))
         }
         var data = Data()
-        data.reserveCapacity(declared ?? 64 * 1024)
+        // Reserve what was declared, up to 4 MB: a lying Content-Length must not cost memory it never sends.
+        data.reserveCapacity(min(declared ?? 64 * 1024, 4 * 1024 * 1024))
         do {
             for try await chunk in body {
                 guard data.count + chunk.readableBytes <= limit else {

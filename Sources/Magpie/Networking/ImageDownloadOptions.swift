@@ -4,8 +4,9 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Per-request download settings. Downloads that are deduplicated into one HTTP exchange use the
-/// first caller's `timeout`, `redirectHandler` and `retryStrategy`; the queue uses the highest `priority`.
+/// Per-request download settings. Callers share one HTTP exchange only when their modified
+/// requests, validators and timeouts are equal and neither has a `redirectHandler`; a shared
+/// exchange uses the first caller's `retryStrategy` and `priority`.
 public struct ImageDownloadOptions: Sendable {
     /// Overrides the downloader's `downloadTimeout` for this request.
     public var timeout: Duration?

@@ -41,7 +41,7 @@ public final class ImageDownloader: Sendable {
         var clientConfiguration = HTTPClient.Configuration(
             tlsConfiguration: configuration.tlsConfiguration,
             redirectConfiguration: .disallow,  // followed here, to apply the handler, the cap and loop checks
-            timeout: .init(connect: TimeAmount(configuration.connectTimeout)),
+            timeout: .init(connect: TimeAmount(saturating: configuration.connectTimeout)),
             decompression: .disabled)
         clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(
             8, configuration.maximumConcurrentDownloadsPerHost)
@@ -133,11 +133,15 @@ public final class ImageDownloader: Sendable {
             let data = try await provider.data()
             return (ImageDataResult(data: data, url: request.url, response: nil, notModified: false, metrics: DownloadMetrics()), nil)
         }
+        let subscriberID = nextSubscriberID.wrappingAdd(1, ordering: .relaxed).newValue
         var key = request.dedupeKey
         if let validators = options.validators {
             key += "\nif-none-match:\(validators.etag ?? "")\nif-modified-since:\(validators.lastModified ?? "")"
         }
-        let subscriberID = nextSubscriberID.wrappingAdd(1, ordering: .relaxed).newValue
+        // Callers share an exchange only when it runs under the same deadline, and never when one
+        // has its own redirect policy (a refusing handler must not receive another caller's redirect).
+        key += "\ntimeout:\(options.timeout ?? configuration.downloadTimeout)"
+        if options.redirectHandler != nil { key += "\nredirect-handler:\(subscriberID)" }
         let joined = LoadReference()
         let result = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ImageDataResult, any Error>) in
@@ -150,7 +154,8 @@ public final class ImageDownloader: Sendable {
                     loads[key] = load
                     return (load, true)
                 }
-                joined.set(load)
+                // A cancellation that arrived between subscribing and here found no load to leave.
+                if joined.set(load) { load.unsubscribe(id: subscriberID) }
                 if isNew {
                     load.start { await self.perform(load, request: request, options: options) }
                 } else {
@@ -158,7 +163,7 @@ public final class ImageDownloader: Sendable {
                 }
             }
         } onCancel: {
-            joined.get()?.unsubscribe(id: subscriberID)
+            joined.cancel()?.unsubscribe(id: subscriberID)
         }
         return (result, joined.get())
     }
@@ -236,9 +241,10 @@ public final class ImageDownloader: Sendable {
                 return result
             case .failure(let error):
                 if Task.isCancelled { throw MagpieError.requestFailed(reason: .cancelled(request.url)) }
+                guard let strategy else { throw error }
                 let retryAfter: Duration? = if case .responseFailed(let reason) = error { reason.response.retryAfter() } else { nil }
                 let context = RetryContext(url: request.url, error: error, retriedCount: retries, retryAfter: retryAfter)
-                guard let strategy, case .retry(let delay) = await strategy.retry(context: context) else { throw error }
+                guard case .retry(let delay) = await strategy.retry(context: context) else { throw error }
                 do {
                     try await Task.sleep(for: delay)
                 } catch {
@@ -278,11 +284,28 @@ private final class HTTPClientOwner: Sendable {
     }
 }
 
-/// The load a caller joined, for its cancellation handler.
+/// The load a caller joined, for its cancellation handler. `set` and `cancel` meet under one
+/// lock, so whichever comes second sees the other: the caller leaves its load either way.
 private final class LoadReference: Sendable {
-    private let load = Mutex<DownloadLoad?>(nil)
-    func set(_ value: DownloadLoad) { load.withLock { $0 = value } }
-    func get() -> DownloadLoad? { load.withLock { $0 } }
+    private let state = Mutex<(load: DownloadLoad?, cancelled: Bool)>((nil, false))
+
+    /// Records the load; true when the caller was cancelled before (it must leave the load now).
+    func set(_ value: DownloadLoad) -> Bool {
+        state.withLock { state in
+            state.load = value
+            return state.cancelled
+        }
+    }
+
+    /// Marks the caller cancelled; the load to leave, when it is already known.
+    func cancel() -> DownloadLoad? {
+        state.withLock { state in
+            state.cancelled = true
+            return state.load
+        }
+    }
+
+    func get() -> DownloadLoad? { state.withLock { $0.load } }
 }
 
 extension Duration {

@@ -25,8 +25,8 @@ extension ImageDownloader {
         public var maximumResponseSize: Int = 50 * 1024 * 1024
         /// Most redirects followed for one request. Default 10.
         public var maximumRedirects: Int = 10
-        /// Status codes treated as success. Default 200..<400 (304 is handled as revalidation;
-        /// a 3xx that is not followed fails as `badStatus`).
+        /// Status codes treated as success. Default 200..<400; a 3xx is never a success by itself:
+        /// redirects are followed, 304 answers a conditional request, and any other 3xx fails as `badStatus`.
         public var acceptableStatusCodes: Set<Int> = Set(200..<400)
         /// Which `Content-Type`s are accepted before the bytes are sniffed. Default `.imagesAndOctetStream`.
         public var acceptableContentTypes: ContentTypePolicy = .imagesAndOctetStream

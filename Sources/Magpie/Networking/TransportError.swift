@@ -40,8 +40,10 @@ enum TransportError {
 
 extension TimeAmount {
     /// The same span as a NIO time amount (nanosecond precision).
-    init(_ duration: Duration) {
+    init(saturating duration: Duration) {
         let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        // Saturates: a timeout of centuries is "never", not an overflow trap.
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        self = overflow ? .nanoseconds(seconds < 0 ? .min : .max) : .nanoseconds(scaled &+ attoseconds / 1_000_000_000)
     }
 }

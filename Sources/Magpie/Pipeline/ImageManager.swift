@@ -44,7 +44,7 @@ public final class ImageManager: Sendable {
         let key = source.cacheKey
         let retrieval = ImageCacheRetrievalOptions(decodingOptions: options.decodingOptions, memoryOnly: options.cacheMemoryOnly)
 
-        if options.revalidate, !options.forceRefresh, case .network(let resource) = source,
+        if options.revalidate, !options.forceRefresh, !options.onlyFromCache, case .network(let resource) = source,
             let result = try await revalidate(resource, key: key, cache: cache, options: options, retrieval: retrieval, progress: progress)
         {
             return result

@@ -23,6 +23,7 @@ public enum MagpieOption: Sendable {
     case cacheMemoryOnly
     /// When the disk entry has an `ETag` or `Last-Modified`, ask the server whether it changed
     /// (conditional request) even if the entry is fresh; `304` refreshes the entry and serves it.
+    /// Ignored together with `onlyFromCache`, which never touches the network.
     case revalidate
     /// Changes the request before it is sent.
     case requestModifier(any ImageDownloadRequestModifier)

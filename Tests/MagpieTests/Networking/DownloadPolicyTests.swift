@@ -306,3 +306,27 @@ struct DownloadPolicyTests {
         }
     }
 }
+
+extension DownloadPolicyTests {
+    @Test func unfollowedRedirectStatusesFailAsBadStatus() async throws {
+        try await withOrigin { origin, downloader in
+            for code in [300, 301] {  // /status/301 sends no Location
+                let error = await magpieError { try await downloader.downloadData(with: URL(string: origin.url("/status/\(code)"))!) }
+                #expect(error?.statusCode == code)
+            }
+        }
+    }
+
+    @Test func callersWithDifferentTimeoutsOrTheirOwnRedirectHandlerDoNotShareAnExchange() async throws {
+        try await withOrigin { origin, downloader in
+            let url = URL(string: origin.url("/slow/pic.png?chunk=512&delay=30"))!
+            async let a = downloader.downloadData(with: url)
+            async let b = downloader.downloadData(with: url, options: ImageDownloadOptions(timeout: .seconds(30)))
+            async let c = downloader.downloadData(with: url, options: ImageDownloadOptions(redirectHandler: AnyRedirectHandler { _, request in request }))
+            async let d = downloader.downloadData(with: url)
+            _ = try await (a, b, c, d)
+            #expect(origin.requestCount(path: "/slow/pic.png") == 3)
+            #expect(downloader.statistics.dedupeHits == 1)
+        }
+    }
+}

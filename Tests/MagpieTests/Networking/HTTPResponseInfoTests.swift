@@ -55,3 +55,42 @@ struct HTTPResponseInfoTests {
         #expect(!MagpieError.requestFailed(reason: .redirectLoop(url, chain: [url])).isTransient)
     }
 }
+
+import AsyncHTTPClient
+import NIOCore
+
+@Suite("Hostile headers and redirects")
+struct HostileResponseTests {
+    private func response(_ headers: [(String, String)], status: Int = 503) -> HTTPResponseInfo {
+        HTTPResponseInfo(url: URL(string: "http://example.com/a.png")!, statusCode: status, headers: headers.map { HTTPHeaderField(name: $0.0, value: $0.1) })
+    }
+
+    @Test func absurdRetryAfterValuesAreRejectedOrClampedWithoutTrapping() {
+        #expect(response([("Retry-After", "Sun, 06 Nov 999999999999999 08:49:37 GMT")]).retryAfter() == nil)
+        #expect(response([("Retry-After", "Sun, 06 Nov 999999999 08:49:37 GMT")]).retryAfter() == nil)
+        #expect(response([("Retry-After", "Fri, 31 Dec 9999 23:59:59 GMT")]).retryAfter() == .seconds(86_400))
+        #expect(response([("Retry-After", "99999999999999999999")]).retryAfter() == nil)  // beyond Int64: ignored
+        #expect(response([("Retry-After", "999999999999")]).retryAfter() == .seconds(86_400))
+    }
+
+    @Test func hugeDurationsSaturateInsteadOfTrapping() {
+        #expect(TimeAmount(saturating: .seconds(Int64.max)) == .nanoseconds(.max))
+        #expect(TimeAmount(saturating: .milliseconds(1500)) == .milliseconds(1500))
+    }
+
+    @Test func crossOriginRedirectKeepsOnlyContentNegotiationHeaders() async throws {
+        let transfer = HTTPTransfer(
+            client: HTTPClient.shared, configuration: .init(), request: ImageRequest(url: URL(string: "http://a.example/x.png")!),
+            timeout: .seconds(1), redirectHandler: nil, validators: nil, onSend: { _ in }, onResponse: { _ in }, onProgress: { _, _ in })
+        var request = ImageRequest(url: URL(string: "http://a.example/x.png")!)
+        for (name, value) in [("X-Api-Key", "secret"), ("Authorization", "Bearer t"), ("Proxy-Authorization", "Basic p"), ("Accept", "image/*")] {
+            request.setValue(value, forHeader: name)
+        }
+        let chain = [request.url]
+        let sameOrigin = try await transfer.redirect(from: response([("Location", "/y.png")], status: 302), request: request, chain: chain)
+        #expect(sameOrigin?.value(forHeader: "X-Api-Key") == "secret")
+        let elsewhere = try await transfer.redirect(from: response([("Location", "http://b.example/y.png")], status: 302), request: request, chain: chain)
+        #expect(elsewhere?.url.host == "b.example")
+        #expect(elsewhere?.headers.map(\.name) == ["Accept"])
+    }
+}

@@ -167,3 +167,17 @@ struct ImageManagerTests {
         try await fixture.stop()
     }
 }
+
+extension ImageManagerTests {
+    @Test func onlyFromCacheWinsOverRevalidate() async throws {
+        let fixture = try await Fixture.start()
+        let cache = fixture.cache()
+        let url = fixture.url("/img/pic.png")
+        _ = try await ImageManager(downloader: fixture.downloader, cache: cache).retrieveImage(with: url)
+        let result = try await ImageManager(downloader: fixture.downloader, cache: fixture.cache())
+            .retrieveImage(with: url, options: [.revalidate, .onlyFromCache])
+        #expect(result.cacheType == .disk && !result.revalidated)
+        #expect(fixture.origin.requestCount(path: "/img/pic.png") == 1)
+        try await fixture.stop()
+    }
+}
