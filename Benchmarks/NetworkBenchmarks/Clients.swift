@@ -59,6 +59,20 @@ func magpieRun(_ workload: Workload, decode: Bool, concurrency: Int) async throw
     return sample
 }
 
+/// The floor of the downloadImage row: the same decodes, launched the same way, from bytes already in memory.
+func decodeRun(_ bodies: [Data]) async throws -> Sample {
+    let cpuStart = processCPUTime()
+    let start = ContinuousClock.now
+    let allRight = try await withThrowingTaskGroup(of: Bool.self) { group in
+        for body in bodies {
+            group.addTask { try ImageCoderRegistry.shared.decode(body).width == ImageSet.width }
+        }
+        return try await group.allSatisfy { $0 }
+    }
+    guard allRight else { throw BenchError("decode gave the wrong size") }
+    return Sample(wall: ContinuousClock.now - start, clientCPU: processCPUTime() - cpuStart)
+}
+
 /// curl with one config file listing every URL; `-w` prints one line per transfer, which is how its byte
 /// counts are checked. The wall time includes spawning curl (see `spawnCost`).
 struct CurlClient {
@@ -66,12 +80,14 @@ struct CurlClient {
     let version: String
     let configPath: String
     let reportPath: String
+    let parallel: Int
     static let writeOut = "%{http_code} %{size_download} %{url_effective}\\n"
 
-    var arguments: [String] { ["-s", "--parallel", "--parallel-max", "16", "-K", configPath, "-w", Self.writeOut] }
+    var arguments: [String] { ["-s", "--parallel", "--parallel-max", "\(parallel)", "-K", configPath, "-w", Self.writeOut] }
 
-    init(executable: String, workload: Workload, workDir: String) async throws {
+    init(executable: String, workload: Workload, workDir: String, parallel: Int) async throws {
         self.executable = executable
+        self.parallel = parallel
         configPath = workDir + "/curl-urls.conf"
         reportPath = workDir + "/curl-report.txt"
         let lines = workload.urls.map { "url = \"\($0.absoluteString)\"\noutput = \"/dev/null\"\n" }

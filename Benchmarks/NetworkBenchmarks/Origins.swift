@@ -5,6 +5,7 @@ import Dispatch
 import Foundation
 import Magpie
 import MagpieOrigin
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -22,7 +23,7 @@ struct ImageSet: Sendable {
     /// Written next to the images: a set made with other parameters is regenerated, not reused.
     static let recipe = "magpie-net-bench images v1: 320x240, gradient + noise 0..<\(noise), JPEG q85"
     /// Noise amplitude: tuned so the mean file is ~50 KB (pure noise gives ~110 KB, a pure gradient ~5 KB).
-    static let noise = 90
+    static let noise = 200
 
     let folder: String
     let names: [String]
@@ -33,6 +34,8 @@ struct ImageSet: Sendable {
 
     /// Reuses `folder` when it holds `count` images of the current recipe, else writes them (a few seconds).
     static func prepare(folder: String, count: Int) throws -> ImageSet {
+        // Absolute: nginx resolves a relative `root` against its prefix, not the bench's working directory.
+        let folder = URL(fileURLWithPath: folder).standardizedFileURL.path
         let files = FileManager.default
         let names = (0..<count).map { String(format: "%05d.jpg", $0) }
         let recipePath = folder + "/recipe.txt"
@@ -90,6 +93,25 @@ struct SplitMix64 {
     }
 }
 
+/// The running nginx, for the interrupt handler: an orphaned nginx would keep its port after a Ctrl-C.
+let runningNginx = Atomic<Int32>(0)
+
+/// On SIGINT/SIGTERM: stop nginx, remove `workDir`, exit. The sources must stay alive, so the caller keeps them.
+func handleInterrupts(workDir: String) -> [any DispatchSourceSignal] {
+    [SIGINT, SIGTERM].map { number in
+        signal(number, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+        source.setEventHandler {
+            let pid = runningNginx.load(ordering: .relaxed)
+            if pid > 0 { kill(pid, SIGTERM) }
+            try? FileManager.default.removeItem(atPath: workDir)
+            exit(128 + number)
+        }
+        source.resume()
+        return source
+    }
+}
+
 /// nginx serving the image folder from its own process: one process (`master_process off`), keep-alive.
 final class NginxServer: Sendable {
     let pid: pid_t
@@ -143,6 +165,7 @@ final class NginxServer: Sendable {
             .replacingOccurrences(of: "nginx version: ", with: "").trimmingCharacters(in: .whitespacesAndNewlines)
         let pid = try spawn(executable, ["-p", temp, "-e", temp + "/error.log", "-c", temp + "/nginx.conf"],
                             stderr: temp + "/stderr.log")
+        runningNginx.store(pid, ordering: .relaxed)
         let server = NginxServer(pid: pid, port: port, version: version)
         let deadline = ContinuousClock.now + .seconds(5)
         while !canConnect(port: port) {
@@ -168,9 +191,17 @@ final class NginxServer: Sendable {
         return .milliseconds((user + system) * 1000 / sysconf(Int32(_SC_CLK_TCK)))
     }
 
+    /// SIGTERM, then SIGKILL if nginx is still there after 2 s.
     func stop() async {
         kill(pid, SIGTERM)
+        let pid = pid
+        let killer = Task {
+            try await Task.sleep(for: .seconds(2))
+            kill(pid, SIGKILL)
+        }
         _ = await waitForExit(pid)
+        killer.cancel()
+        runningNginx.store(0, ordering: .relaxed)
     }
 }
 
@@ -188,8 +219,18 @@ func spawn(_ path: String, _ arguments: [String], stdout: String? = nil, stderr:
     let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
     let environment = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer { (argv + environment).forEach { free($0) } }
+    // Swift's worker threads block signals and children inherit the mask: without this, nginx ignores SIGTERM.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var signals = sigset_t()
+    sigemptyset(&signals)
+    posix_spawnattr_setsigmask(&attributes, &signals)
+    sigfillset(&signals)
+    posix_spawnattr_setsigdefault(&attributes, &signals)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     var pid: pid_t = 0
-    let result = posix_spawn(&pid, path, &actions, nil, argv, environment)
+    let result = posix_spawn(&pid, path, &actions, &attributes, argv, environment)
     guard result == 0 else { throw BenchError("cannot start \(path): \(String(cString: strerror(result)))") }
     return pid
 }

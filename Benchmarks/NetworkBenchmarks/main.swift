@@ -1,6 +1,6 @@
 // magpie-net-bench: Magpie's ImageDownloader against curl over loopback, plus dedupe of one URL.
 //
-//   magpie-net-bench [--runs N] [--count N] [--origin auto|nginx|magpie] [--images DIR]
+//   magpie-net-bench [--runs N] [--count N] [--origin auto|nginx|magpie] [--images DIR] [--only data,image,decode,curl,dedupe] [--verbose]
 //
 // Throughput: `--count` (1,000) distinct ~50 KB JPEGs, 16 downloads at once, from nginx in its own process when
 // installed (else, or with --origin magpie, MagpieOrigin's ImageOrigin inside this process). Rows run interleaved
@@ -21,6 +21,14 @@ let count = max(1, option("--count").flatMap(Int.init) ?? 1_000)
 let originChoice = option("--origin") ?? "auto"
 let imageFolder = option("--images") ?? ".build-bench/net-images"
 let concurrency = 16
+let verbose = arguments.contains("--verbose")  // every sample to stderr
+
+/// The parts of the run, in order; `--only data,curl` (say) runs a subset, e.g. under `perf`.
+enum Part: String, CaseIterable {
+    case data, image, decode, curl, dedupe
+}
+let selected = option("--only").map { list in Part.allCases.filter { list.split(separator: ",").contains(Substring($0.rawValue)) } }
+    ?? Part.allCases
 
 func log(_ text: String) { FileHandle.standardError.write(Data((text + "\n").utf8)) }
 func ms(_ d: Duration) -> Double { Double(d.components.seconds) * 1e3 + Double(d.components.attoseconds) / 1e15 }
@@ -70,6 +78,7 @@ func startOrigin(images: ImageSet, workDir: String) async throws -> (ThroughputO
 }
 
 let workDir = FileManager.default.temporaryDirectory.path + "/magpie-net-bench-\(getpid())"
+let interruptSources = handleInterrupts(workDir: workDir)
 do {
     try FileManager.default.createDirectory(atPath: workDir, withIntermediateDirectories: true)
     let images = try ImageSet.prepare(folder: imageFolder, count: count)
@@ -92,26 +101,28 @@ do {
 func report(images: ImageSet, origin: ThroughputOrigin, workload: Workload, originText: String) async throws {
     var curl: CurlClient?
     if let executable = findExecutable("curl") {
-        curl = try await CurlClient(executable: executable, workload: workload, workDir: workDir)
+        curl = try await CurlClient(executable: executable, workload: workload, workDir: workDir, parallel: concurrency)
     } else {
         log("curl is not installed: its row is skipped")
     }
-    let rows = ["Magpie `downloadData`", "Magpie `downloadImage` (download + decode)", curl.map { "\($0.version) `--parallel`" }]
-        .compactMap { $0 }
+    let rows = selected.filter { $0 != .dedupe && ($0 != .curl || curl != nil) }
+    let bodies = try rows.contains(.decode) ? images.names.map { try Data(contentsOf: URL(fileURLWithPath: images.folder + "/" + $0)) } : []
     var samples = [[Sample]](repeating: [], count: rows.count)
     var originCPU = [Duration](repeating: .zero, count: rows.count)
     for round in 0...runs {  // round 0 is the warm-up
-        for row in rows.indices {
+        for (index, row) in rows.enumerated() {
             let originBefore = nginxCPU(origin)
             let sample: Sample
             switch row {
-            case 0: sample = try await magpieRun(workload, decode: false, concurrency: concurrency)
-            case 1: sample = try await magpieRun(workload, decode: true, concurrency: concurrency)
-            default: sample = try await curl!.run(workload)
+            case .data: sample = try await magpieRun(workload, decode: false, concurrency: concurrency)
+            case .image: sample = try await magpieRun(workload, decode: true, concurrency: concurrency)
+            case .decode: sample = try await decodeRun(bodies)
+            case .curl, .dedupe: sample = try await curl!.run(workload)
             }
+            if verbose { log("round \(round) \(row): wall \(format(ms(sample.wall))) ms, CPU \(format(ms(sample.clientCPU))) ms") }
             guard round > 0 else { continue }
-            samples[row].append(sample)
-            if let before = originBefore, let after = nginxCPU(origin) { originCPU[row] += after - before }
+            samples[index].append(sample)
+            if let before = originBefore, let after = nginxCPU(origin) { originCPU[index] += after - before }
         }
     }
     let spawn = try await spawnCost()
@@ -121,7 +132,7 @@ func report(images: ImageSet, origin: ThroughputOrigin, workload: Workload, orig
     print("Images: \(thousands(count)) distinct JPEGs, \(ImageSet.width)×\(ImageSet.height), mean \(format(images.meanBytes / 1000)) KB "
         + "(min \(format(Double(images.sizes.min() ?? 0) / 1000)), max \(format(Double(images.sizes.max() ?? 0) / 1000))), "
         + "\(format(totalMB)) MB in all (1 MB = 10⁶ bytes), in `\(imageFolder)`.")
-    print("Origin: \(originText), on 127.0.0.1.")
+    print("Origin, on 127.0.0.1: \(originText).")
     print("Magpie: a fresh `ImageDownloader` per run (its own new connections, as each curl process has), "
         + "`maximumConcurrentDownloads = \(concurrency)`, `maximumConcurrentDownloadsPerHost = \(concurrency)`; "
         + "all \(thousands(count)) calls launched at once in a task group, the downloader queues them.")
@@ -136,21 +147,29 @@ func report(images: ImageSet, origin: ThroughputOrigin, workload: Workload, orig
     print("| client | images/s | MB/s | Magpie/curl | wall ms | min–max ms | client CPU ms | origin CPU ms |")
     print("|---|---|---|---|---|---|---|---|")
     let medians = samples.map { median($0.map { ms($0.wall) }) }
-    let curlMedian = curl == nil ? nil : medians.last
-    for row in rows.indices {
+    let curlMedian = rows.firstIndex(of: .curl).map { medians[$0] }
+    for (row, client) in rows.enumerated() {
         let wall = medians[row]
         let walls = samples[row].map { ms($0.wall) }
-        let ratio = row == 2 ? "—" : curlMedian.map { format($0 / wall, 2) + "×" } ?? "n/a"
+        let ratio = client == .curl || client == .decode ? "—" : curlMedian.map { format($0 / wall, 2) + "×" } ?? "n/a"
         let originColumn: String
-        if case .nginx = origin { originColumn = format(ms(originCPU[row]) / Double(runs), 0) } else { originColumn = "in client" }
-        print("| \(rows[row]) | \(format(Double(count) / wall * 1000, 0)) | \(format(totalMB / wall * 1000)) | \(ratio) | \(format(wall)) "
+        if client == .decode { originColumn = "—" } else if case .nginx = origin { originColumn = format(ms(originCPU[row]) / Double(runs), 0) } else { originColumn = "in client" }
+        let label = switch client {
+        case .data: "Magpie `downloadData`"
+        case .image: "Magpie `downloadImage` (download + decode)"
+        case .decode: "reference: Magpie decode alone, bytes in memory (no network)"
+        case .curl, .dedupe: "\(curl?.version ?? "curl") `--parallel`"
+        }
+        print("| \(label) | \(format(Double(count) / wall * 1000, 0)) | \(format(totalMB / wall * 1000)) | \(ratio) | \(format(wall)) "
             + "| \(format(walls.min() ?? 0))–\(format(walls.max() ?? 0)) | \(format(median(samples[row].map { ms($0.clientCPU) }), 0)) | \(originColumn) |")
     }
     print()
-    print("Magpie/curl = throughput ratio (curl's median wall time / the row's). Client CPU = user + system time of the client "
+    print("Magpie/curl = throughput ratio (curl's median wall time / the row's); curl does not decode, so the `downloadImage` ratio "
+        + "shows what decoding adds, and the reference row (the same 1,000 decodes launched the same way) is its floor. Client CPU = user + system time of the client "
         + "(Magpie: the bench process; curl: the curl process), median; origin CPU = nginx's, mean per run (10 ms resolution).")
     print()
 
+    guard selected.contains(.dedupe) else { return }
     let dedupe = try await dedupeRun(name: images.names[0], bytes: Array(try Data(contentsOf: URL(fileURLWithPath: images.folder + "/" + images.names[0]))),
                                      calls: 1_000, concurrency: concurrency)
     print("Dedupe: 1,000 concurrent `downloadImage` calls for one URL, `\(dedupe.route)` (\(format(Double(images.sizes[0]) / 1000)) KB "
