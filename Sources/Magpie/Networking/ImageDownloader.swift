@@ -93,16 +93,9 @@ public final class ImageDownloader: Sendable {
         options.validators = nil
         let (result, load) = try await loadData(with: url, options: options, progress: progress)
         let decodingOptions = options.decodingOptions
-        let data = result.data
-        let decode: @Sendable () throws -> Image = { try ImageCoderRegistry.shared.decode(data, options: decodingOptions) }
-        let image: Image
-        do {
-            image = try await (load?.image(variant: decodingOptions.variantIdentifier, decode: decode) ?? decode())
-        } catch let error as MagpieError {
-            guard let response = result.response, let reason = error.decodingReason else { throw error }
-            throw MagpieError.responseFailed(reason: .undecodable(response, reason: reason))
-        }
-        return ImageLoadingResult(image: image, url: result.url, originalData: data, response: result.response, metrics: result.metrics)
+        let decode: @Sendable () throws -> Image = { try result.decodedImage(options: decodingOptions) }
+        let image = try await (load?.image(variant: decodingOptions.variantIdentifier, decode: decode) ?? decode())
+        return ImageLoadingResult(image: image, url: result.url, originalData: result.data, response: result.response, metrics: result.metrics)
     }
 
     /// Completion-handler variant of `downloadImage(with:options:progress:)`. The handler is called

@@ -38,6 +38,19 @@ public struct ImageDataResult: Sendable {
     public var metrics: DownloadMetrics
 }
 
+extension ImageDataResult {
+    /// The body decoded with `options`; a decoding failure of an HTTP body becomes
+    /// `ResponseFailureReason.undecodable` with the response, so it names the URL.
+    func decodedImage(options: ImageDecodingOptions) throws -> Image {
+        do {
+            return try ImageCoderRegistry.shared.decode(data, options: options)
+        } catch let error as MagpieError {
+            guard let response, let reason = error.decodingReason else { throw error }
+            throw MagpieError.responseFailed(reason: .undecodable(response, reason: reason))
+        }
+    }
+}
+
 /// A downloaded and decoded image (Kingfisher's `ImageLoadingResult`).
 public struct ImageLoadingResult: Sendable {
     /// The decoded image.

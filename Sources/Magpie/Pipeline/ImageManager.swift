@@ -65,8 +65,9 @@ public final class ImageManager: Sendable {
         _ resource: any Resource, key: String, cache: ImageCache, options: MagpieParsedOptions,
         retrieval: ImageCacheRetrievalOptions, progress: DownloadProgressHandler?
     ) async throws -> RetrieveImageResult? {
+        let diskKey = ImageCache.computedKey(key, processorIdentifier: "")
         guard let disk = cache.diskStorage,
-            let stored = try disk.metadata(forKey: ImageCache.computedKey(key, processorIdentifier: "")),
+            let stored = try disk.metadata(forKey: diskKey),
             stored.validators.etag != nil || stored.validators.lastModified != nil
         else { return nil }
         let downloader = options.downloader ?? self.downloader
@@ -81,7 +82,7 @@ public final class ImageManager: Sendable {
         validators.etag = fresh.etag ?? validators.etag
         validators.lastModified = fresh.lastModified ?? validators.lastModified
         validators.maxAge = fresh.maxAge ?? validators.maxAge
-        try disk.refresh(forKey: ImageCache.computedKey(key, processorIdentifier: ""), validators: validators, expiration: options.diskCacheExpiration)
+        try disk.refresh(forKey: diskKey, validators: validators, expiration: options.diskCacheExpiration)
         let cached = try await cache.retrieveImage(forKey: key, options: retrieval)
         guard let image = cached.image else { return nil }
         return RetrieveImageResult(
@@ -111,13 +112,7 @@ public final class ImageManager: Sendable {
     private func store(
         _ fetched: ImageDataResult, source: Source, key: String, cache: ImageCache, options: MagpieParsedOptions
     ) async throws -> RetrieveImageResult {
-        let image: Image
-        do {
-            image = try ImageCoderRegistry.shared.decode(fetched.data, options: options.decodingOptions)
-        } catch let error as MagpieError {
-            guard let response = fetched.response, let reason = error.decodingReason else { throw error }
-            throw MagpieError.responseFailed(reason: .undecodable(response, reason: reason))
-        }
+        let image = try fetched.decodedImage(options: options.decodingOptions)
         await cache.store(
             image, original: fetched.data, forKey: key, cacheSerializer: Self.originalBytes, toDisk: !options.cacheMemoryOnly,
             diskExpiration: options.diskCacheExpiration, validators: fetched.response?.validators ?? .init())

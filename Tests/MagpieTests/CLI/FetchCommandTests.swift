@@ -14,29 +14,13 @@ struct FetchCommandTests {
 
     /// Runs `magpie` off the cooperative pool (the origin serves from the same process).
     func magpie(_ arguments: [String]) async throws -> Run {
-        let executable = try BuiltProducts.executable("magpie")
-        return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                do {
-                    let process = Process()
-                    process.executableURL = executable
-                    process.arguments = arguments
-                    let out = Pipe(), err = Pipe()
-                    process.standardOutput = out
-                    process.standardError = err
-                    try process.run()
-                    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-                    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
-                    let lines = stdout.split(separator: UInt8(ascii: "\n")).compactMap {
-                        try? JSONSerialization.jsonObject(with: Data($0)) as? [String: Any]
-                    }
-                    continuation.resume(returning: Run(status: process.terminationStatus, lines: lines, stderr: String(decoding: stderr, as: UTF8.self)))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
+        let run = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ProcessRun, any Error>) in
+            DispatchQueue.global().async { continuation.resume(with: Result { try ProcessRun.built("magpie", arguments) }) }
         }
+        let lines = run.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        return Run(status: run.status, lines: lines, stderr: run.stderr)
     }
 
     func temporaryFolder() throws -> URL {

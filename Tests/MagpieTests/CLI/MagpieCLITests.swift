@@ -5,22 +5,7 @@ import Testing
 /// Runs the built `magpie` executable as a user would.
 struct MagpieCLITests {
 
-    struct Run { var status: Int32; var stdout: String; var stderr: String }
-
-    func magpie(_ arguments: [String]) throws -> Run {
-        let process = Process()
-        process.executableURL = try BuiltProducts.executable("magpie")
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                   stderr: String(decoding: stderr, as: UTF8.self))
-    }
+    func magpie(_ arguments: [String]) throws -> ProcessRun { try ProcessRun.built("magpie", arguments) }
 
     func temporaryFolder() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("magpie-cli-\(UUID().uuidString)")

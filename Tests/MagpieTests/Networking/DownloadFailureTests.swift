@@ -10,11 +10,7 @@ struct DownloadFailureTests {
         configuration: ImageDownloader.Configuration = .init(),
         _ body: (ImageOrigin, ImageDownloader) async throws -> Void
     ) async throws {
-        let origin = try await OriginFixture.start()
-        let downloader = ImageDownloader(name: "failures", configuration: configuration)
-        try await body(origin, downloader)
-        try await downloader.shutdown()
-        await origin.stop()
+        try await OriginFixture.withOrigin(name: "failures", configuration: configuration, body)
     }
 
     @Test func stalledServerTimesOutWithinTolerance() async throws {

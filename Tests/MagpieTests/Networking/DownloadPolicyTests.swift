@@ -11,11 +11,7 @@ struct DownloadPolicyTests {
         configuration: ImageDownloader.Configuration = .init(),
         _ body: (ImageOrigin, ImageDownloader) async throws -> Void
     ) async throws {
-        let origin = try await OriginFixture.start()
-        let downloader = ImageDownloader(name: "policy", configuration: configuration)
-        try await body(origin, downloader)
-        try await downloader.shutdown()
-        await origin.stop()
+        try await OriginFixture.withOrigin(name: "policy", configuration: configuration, body)
     }
 
     // MARK: Request modifiers

@@ -13,3 +13,26 @@ enum BuiltProducts {
         return found
     }
 }
+
+/// What a finished subprocess printed and how it exited.
+struct ProcessRun {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+
+    /// Runs the built executable `name` with `arguments` to the end (blocking the calling thread).
+    static func built(_ name: String, _ arguments: [String]) throws -> ProcessRun {
+        let process = Process()
+        process.executableURL = try BuiltProducts.executable(name)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return ProcessRun(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                          stderr: String(decoding: stderr, as: UTF8.self))
+    }
+}

@@ -44,6 +44,18 @@ enum OriginFixture {
         try await ImageOrigin.start(assets: assets.merging(extra) { _, new in new })
     }
 
+    /// Runs `body` with a fresh origin and a downloader named `name`, then shuts both down.
+    static func withOrigin(
+        name: String, configuration: ImageDownloader.Configuration = .init(),
+        _ body: (ImageOrigin, ImageDownloader) async throws -> Void
+    ) async throws {
+        let origin = try await start()
+        let downloader = ImageDownloader(name: name, configuration: configuration)
+        try await body(origin, downloader)
+        try await downloader.shutdown()
+        await origin.stop()
+    }
+
     private static func encode(width: Int, height: Int, as format: ImageFormat) -> Data {
         let image = Image(pixels: try! TestImages.gradient(width: width, height: height))
         return try! ImageCoderRegistry.shared.encode(image, as: format)
