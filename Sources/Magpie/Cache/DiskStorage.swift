@@ -116,7 +116,8 @@ public final class DiskStorage: Sendable {
         if !evicted.isEmpty { publish(.evicted(fileNames: evicted)) }
     }
 
-    /// Replaces an entry's validators and restarts its expiration (after a `304 Not Modified`).
+    /// Replaces an entry's validators and restarts its expiration and its age (`created`, which
+    /// freshness per `max-age` counts from), after a `304 Not Modified`.
     /// Returns false when there is no such entry.
     @discardableResult
     public func refresh(forKey key: String, validators: Validators, expiration: StorageExpiration? = nil) throws -> Bool {
@@ -126,7 +127,7 @@ public final class DiskStorage: Sendable {
         let changed = try index.withLock { db in
             touches.withLock { _ = $0.entries.removeValue(forKey: name) }
             return try db.run(Self.refreshRow, [
-                .real(now.timeIntervalSince1970), .real(lifetime.estimatedExpiration(since: now).timeIntervalSince1970),
+                .real(now.timeIntervalSince1970), .real(now.timeIntervalSince1970), .real(lifetime.estimatedExpiration(since: now).timeIntervalSince1970),
                 .optional(Self.renewableLifetime(lifetime)), .optional(validators.etag),
                 .optional(validators.lastModified), .optional(validators.maxAge), .optional(validators.contentType),
                 .text(name),

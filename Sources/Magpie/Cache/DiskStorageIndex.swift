@@ -58,7 +58,7 @@ extension DiskStorage {
     static let touch = "UPDATE entries SET accessed = ?, expires = ? WHERE name = ? AND checksum = ?"
 
     static let refreshRow = """
-        UPDATE entries SET accessed = ?, expires = ?, lifetime = ?, etag = ?, last_modified = ?, max_age = ?,
+        UPDATE entries SET created = ?, accessed = ?, expires = ?, lifetime = ?, etag = ?, last_modified = ?, max_age = ?,
             content_type = ? WHERE name = ?
         """
 

@@ -91,7 +91,7 @@ extension DiskStorage {
         public var fileName: String
         /// Payload bytes.
         public var size: Int
-        /// When it was stored.
+        /// When it was stored or last revalidated (a `304` restarts its age).
         public var created: Date
         /// When it was last read or stored.
         public var lastAccess: Date

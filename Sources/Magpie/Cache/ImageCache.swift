@@ -82,6 +82,13 @@ public final class ImageCache: Sendable {
         }
     }
 
+    /// The memory key of an image decoded with `decodingOptions`: decoding options that change
+    /// pixels (a target size, say) get their own memory entry.
+    static func memoryKey(_ computed: String, decodingOptions: ImageDecodingOptions) -> String {
+        let variant = decodingOptions.variantIdentifier
+        return variant.isEmpty ? computed : computed + "#decode(" + variant + ")"
+    }
+
     /// `key@processorIdentifier`, or `key` for the original.
     public static func computedKey(_ key: String, processorIdentifier: String) -> String {
         processorIdentifier.isEmpty ? key : key + "@" + processorIdentifier
@@ -94,16 +101,18 @@ public final class ImageCache: Sendable {
     /// - Parameters:
     ///   - original: the bytes the image was decoded from, which the serializer may keep as they are.
     ///   - validators: HTTP validators kept with the disk entry for revalidation.
+    ///   - decodingOptions: the options the image was decoded with: a retrieval with the same
+    ///     options finds it in memory (a downsampled decode has its own memory entry).
     /// - Returns: the per-layer outcome; a disk failure is reported there, and logged.
     @discardableResult
     public func store(
         _ image: Image, original: Data? = nil, forKey key: String, processorIdentifier: String = "",
         cacheSerializer: any CacheSerializer = DefaultCacheSerializer.default, toDisk: Bool = true,
         memoryExpiration: StorageExpiration? = nil, diskExpiration: StorageExpiration? = nil,
-        validators: DiskStorage.Validators = .init()
+        validators: DiskStorage.Validators = .init(), decodingOptions: ImageDecodingOptions = .default
     ) async -> CacheStoreResult {
         let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
-        memoryStorage.store(image, forKey: computed, expiration: memoryExpiration)
+        memoryStorage.store(image, forKey: Self.memoryKey(computed, decodingOptions: decodingOptions), expiration: memoryExpiration)
         guard toDisk else { return CacheStoreResult(memoryCacheResult: .success(()), diskCacheResult: nil) }
         let disk = await onIOQueue { () throws -> Void in
             guard let diskStorage = self.diskStorage else { throw self.diskError ?? .cacheFailed(reason: .cannotWrite(path: "", message: "no disk cache", diskFull: false)) }
@@ -153,9 +162,7 @@ public final class ImageCache: Sendable {
     /// - Throws: `MagpieError` when the disk entry exists but cannot be read or decoded.
     public func retrieveImage(forKey key: String, options: ImageCacheRetrievalOptions = .init()) async throws -> ImageCacheResult {
         let computed = Self.computedKey(key, processorIdentifier: options.processorIdentifier)
-        // Decoding options that change pixels (a target size, say) get their own memory entry.
-        let variant = options.decodingOptions.variantIdentifier
-        let memoryKey = variant.isEmpty ? computed : computed + "#decode(" + variant + ")"
+        let memoryKey = Self.memoryKey(computed, decodingOptions: options.decodingOptions)
         if let image = memoryStorage.value(forKey: memoryKey, extendingExpiration: options.memoryAccessExtending) {
             counters.memoryHits.increment()
             return .memory(image)
@@ -236,10 +243,13 @@ public final class ImageCache: Sendable {
 
     // MARK: Inspecting and removing
 
-    /// Where the image for `key` is cached, without reading it.
-    public func imageCachedType(forKey key: String, processorIdentifier: String = "") -> CacheType {
+    /// Where the image for `key` is cached, without reading it. The memory layer is checked for
+    /// the variant decoded with `decodingOptions`.
+    public func imageCachedType(
+        forKey key: String, processorIdentifier: String = "", decodingOptions: ImageDecodingOptions = .default
+    ) -> CacheType {
         let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
-        if memoryStorage.isCached(forKey: computed) { return .memory }
+        if memoryStorage.isCached(forKey: Self.memoryKey(computed, decodingOptions: decodingOptions)) { return .memory }
         if diskStorage?.isCached(forKey: computed) == true { return .disk }
         return .none
     }

@@ -70,6 +70,10 @@ public enum MagpieError: Error, Sendable, CustomStringConvertible {
         case invalidTargetSize(PixelSize)
         /// A processor description could not be parsed; `message` says where.
         case invalidSpecification(String, message: String)
+        /// A processor was given a parameter it cannot work with (a zero size, a negative radius).
+        case invalidParameter(processor: String, message: String)
+        /// The processor returned no image for its input.
+        case processorFailed(identifier: String)
     }
 
     /// Why a cache operation failed.
@@ -172,6 +176,8 @@ extension MagpieError.ProcessingFailureReason: CustomStringConvertible {
         switch self {
         case .invalidTargetSize(let size): "invalid target size \(size)"
         case .invalidSpecification(let spec, let message): "invalid processor \"\(spec)\": \(message)"
+        case .invalidParameter(let processor, let message): "\(processor): \(message)"
+        case .processorFailed(let identifier): "processor \(identifier) produced no image"
         }
     }
 }

@@ -29,8 +29,9 @@ extension MagpieError {
         case redirectRefused(URL, location: URL)
         /// An `ImageDataProvider` (local file, base64, raw data) failed.
         case dataProviderFailed(cacheKey: String, message: String)
-        /// The request was refused before it was sent because the URL failed recently (part 4's failed-URL list).
-        case recentlyFailed(URL)
+        /// Refused before it was sent: the URL is on the manager's failed-URL list; `previous` says why it failed then.
+        /// Pass `MagpieOption.retryFailed` to try it anyway.
+        case recentlyFailed(URL, previous: String)
     }
 
     /// Why a server's answer is not a usable image. Every case carries the response (URL, status, headers).
@@ -92,7 +93,7 @@ extension MagpieError.RequestFailureReason: CustomStringConvertible {
         case .unsupportedScheme(let url), .cancelledByModifier(let url), .cancelled(let url),
             .timedOut(let url, _), .connectionFailed(let url, _), .tlsFailed(let url, _),
             .tooManyRedirects(let url, _), .redirectLoop(let url, _), .redirectRefused(let url, _),
-            .recentlyFailed(let url):
+            .recentlyFailed(let url, _):
             url
         }
     }
@@ -111,7 +112,7 @@ extension MagpieError.RequestFailureReason: CustomStringConvertible {
             "redirect loop from \(url.absoluteString): " + chain.map(\.absoluteString).joined(separator: " -> ")
         case .redirectRefused(let url, let location): "redirect from \(url.absoluteString) to \(location.absoluteString) refused"
         case .dataProviderFailed(let key, let message): "data provider \(key) failed: \(message)"
-        case .recentlyFailed(let url): "failed recently, not retried: \(url.absoluteString)"
+        case .recentlyFailed(let url, let previous): "failed recently, not retried: \(url.absoluteString) (\(previous))"
         }
     }
 }

@@ -1,12 +1,22 @@
+import Dispatch
+import Logging
+import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
 
-/// Ties the caches and the downloader together: memory → disk → (revalidate) → download →
-/// decode → store. Kingfisher's `KingfisherManager`.
+/// Ties the caches, the downloader and the processors together, Kingfisher's `KingfisherManager`:
+/// memory → disk → original cache → (revalidate) → download → decode → process → store → result.
+///
+/// Concurrent requests for the same processed variant share one run of the miss path (one
+/// download, one decode, one processing run); different processors over one URL share the
+/// download. URLs that failed for good are refused at once until `retryFailed` (see `FailedURLList`).
 public final class ImageManager: Sendable {
+    /// Maps a URL to its cache key, for example to drop a signed URL's query string.
+    public typealias CacheKeyFilter = @Sendable (URL) -> String
+
     /// The shared manager: `ImageDownloader.default` and `ImageCache.default`.
     public static let shared = ImageManager(downloader: .default, cache: .default)
 
@@ -14,16 +24,74 @@ public final class ImageManager: Sendable {
     public let downloader: ImageDownloader
     /// Caches for this manager unless an option names another cache.
     public let cache: ImageCache
+    /// URLs that failed for good, refused until `retryFailed` or removal.
+    public let failedURLs: FailedURLList
 
-    /// A manager over the given downloader and cache.
-    public init(downloader: ImageDownloader, cache: ImageCache) {
-        self.downloader = downloader
-        self.cache = cache
+    private struct Settings {
+        var defaultOptions: [MagpieOption] = []
+        var cacheKeyFilter: CacheKeyFilter?
     }
+
+    private let settings: Mutex<Settings>
+    let coalescer = ProcessingCoalescer()
+    let counters = ManagerCounters()
+    let logger = Logger(label: "magpie.manager")
+
+    /// Where `backgroundDecode` runs decoding and processing.
+    static let processingQueue = DispatchQueue(label: "magpie.ImageManager.processing", attributes: .concurrent)
+    static let processingQueueKey = DispatchSpecificKey<Bool>()
 
     /// Unprocessed images are stored as the bytes that came in: re-encoding would lose quality,
     /// and the stored ETag describes exactly those bytes.
-    private static let originalBytes = DefaultCacheSerializer(preferCacheOriginalData: true)
+    static let originalBytes = DefaultCacheSerializer(preferCacheOriginalData: true)
+
+    /// A manager over the given downloader and cache.
+    ///
+    /// - Parameters:
+    ///   - failedURLs: the failed-URL list (shared between managers when the same one is passed).
+    ///   - cacheKeyFilter: maps plain URLs to cache keys; default `absoluteString`.
+    public init(
+        downloader: ImageDownloader, cache: ImageCache, failedURLs: FailedURLList = FailedURLList(),
+        cacheKeyFilter: CacheKeyFilter? = nil
+    ) {
+        self.downloader = downloader
+        self.cache = cache
+        self.failedURLs = failedURLs
+        self.settings = Mutex(Settings(cacheKeyFilter: cacheKeyFilter))
+        Self.processingQueue.setSpecific(key: Self.processingQueueKey, value: true)
+    }
+
+    /// Options applied before every call's own options (which win where both set the same thing).
+    public var defaultOptions: [MagpieOption] {
+        get { settings.withLock { $0.defaultOptions } }
+        set { settings.withLock { $0.defaultOptions = newValue } }
+    }
+
+    /// Maps plain URLs (resources whose key is their URL) to cache keys; nil: `absoluteString`.
+    /// Resources that chose their own key keep it.
+    public var cacheKeyFilter: CacheKeyFilter? {
+        get { settings.withLock { $0.cacheKeyFilter } }
+        set { settings.withLock { $0.cacheKeyFilter = newValue } }
+    }
+
+    /// The cache key of `source`, after the cache-key filter.
+    public func cacheKey(for source: Source) -> String {
+        guard case .network(let resource) = source else { return source.cacheKey }
+        let key = resource.cacheKey
+        guard let filter = cacheKeyFilter, key == resource.downloadURL.absoluteString else { return key }
+        return filter(resource.downloadURL)
+    }
+
+    /// Counts of what the manager did.
+    public var statistics: Statistics { counters.snapshot(joined: coalescer.joined.load(ordering: .relaxed)) }
+
+    /// `options` after the manager's `defaultOptions`, parsed.
+    func parse(_ options: [MagpieOption]) -> MagpieParsedOptions {
+        let defaults = defaultOptions
+        return MagpieParsedOptions(defaults.isEmpty ? options : defaults + options)
+    }
+
+    // MARK: Retrieving
 
     /// The image for `resource` (a URL works too).
     public func retrieveImage(
@@ -32,91 +100,118 @@ public final class ImageManager: Sendable {
         try await retrieveImage(with: resource.convertToSource(), options: options, progress: progress)
     }
 
-    /// The image for `source`, from the fastest layer that has it.
+    /// The image for `source`, from the fastest layer that has it; the alternative sources are
+    /// tried in order when it fails (not when it is cancelled).
     ///
-    /// - Throws: `MagpieError`: a request or response failure, `.cacheFailed(.notCached)` with
-    ///   `onlyFromCache`, or a decoding failure of downloaded bytes.
+    /// - Throws: `MagpieError`: a request or response failure (`recentlyFailed` for a URL on the
+    ///   failed-URL list), `.cacheFailed(.notCached)` with `onlyFromCache`, a decoding or
+    ///   processing failure. With alternative sources that all fail, the main source's error.
     public func retrieveImage(
         with source: Source, options: [MagpieOption] = [], progress: DownloadProgressHandler? = nil
     ) async throws -> RetrieveImageResult {
-        let options = MagpieParsedOptions(options)
-        let cache = options.targetCache ?? self.cache
-        let key = source.cacheKey
-        let retrieval = ImageCacheRetrievalOptions(decodingOptions: options.decodingOptions, memoryOnly: options.cacheMemoryOnly)
-
-        if options.revalidate, !options.forceRefresh, !options.onlyFromCache, case .network(let resource) = source,
-            let result = try await revalidate(resource, key: key, cache: cache, options: options, retrieval: retrieval, progress: progress)
-        {
-            return result
-        }
-        if !options.forceRefresh {
-            let cached = try await cache.retrieveImage(forKey: key, options: retrieval)
-            if let image = cached.image {
-                return RetrieveImageResult(image: image, cacheType: cached.cacheType, source: source, revalidated: false)
+        let options = parse(options)
+        do {
+            return try await retrieve(source, originalSource: source, options: options, progress: progress)
+        } catch {
+            let first = Self.magpieError(error, source: source)
+            guard !first.isCancellation, !options.alternativeSources.isEmpty else { throw first }
+            for alternative in options.alternativeSources {
+                do {
+                    return try await retrieve(alternative, originalSource: source, options: options, progress: progress)
+                } catch {
+                    let failure = Self.magpieError(error, source: alternative)
+                    if failure.isCancellation { throw failure }
+                    logger.debug("alternative source failed", metadata: ["key": "\(alternative.cacheKey)", "error": "\(failure)"])
+                }
             }
-        }
-        if options.onlyFromCache { throw MagpieError.cacheFailed(reason: .notCached(key: key)) }
-        return try await load(source, key: key, cache: cache, options: options, progress: progress)
-    }
-
-    /// A conditional request for a disk entry that has validators. Nil when there is nothing to
-    /// revalidate (no entry, no validators, or the entry vanished after a 304): the caller goes on.
-    private func revalidate(
-        _ resource: any Resource, key: String, cache: ImageCache, options: MagpieParsedOptions,
-        retrieval: ImageCacheRetrievalOptions, progress: DownloadProgressHandler?
-    ) async throws -> RetrieveImageResult? {
-        let diskKey = ImageCache.computedKey(key, processorIdentifier: "")
-        guard let disk = cache.diskStorage,
-            let stored = try disk.metadata(forKey: diskKey),
-            stored.validators.etag != nil || stored.validators.lastModified != nil
-        else { return nil }
-        let downloader = options.downloader ?? self.downloader
-        let fetched = try await downloader.downloadData(
-            with: resource.downloadURL, options: options.downloadOptions(validators: stored.validators), progress: progress)
-        guard fetched.notModified else {
-            return try await store(fetched, source: .network(resource), key: key, cache: cache, options: options)
-        }
-        // A 304 may repeat or update the validators and freshness; keep what it does not repeat.
-        var validators = stored.validators
-        let fresh = fetched.response?.validators ?? .init()
-        validators.etag = fresh.etag ?? validators.etag
-        validators.lastModified = fresh.lastModified ?? validators.lastModified
-        validators.maxAge = fresh.maxAge ?? validators.maxAge
-        try disk.refresh(forKey: diskKey, validators: validators, expiration: options.diskCacheExpiration)
-        let cached = try await cache.retrieveImage(forKey: key, options: retrieval)
-        guard let image = cached.image else { return nil }
-        return RetrieveImageResult(
-            image: image, cacheType: cached.cacheType, source: .network(resource), revalidated: true, downloadMetrics: fetched.metrics)
-    }
-
-    /// Downloads (or reads from a provider), decodes and stores.
-    private func load(
-        _ source: Source, key: String, cache: ImageCache, options: MagpieParsedOptions, progress: DownloadProgressHandler?
-    ) async throws -> RetrieveImageResult {
-        switch source {
-        case .network(let resource):
-            let downloader = options.downloader ?? self.downloader
-            let fetched = try await downloader.downloadData(with: resource.downloadURL, options: options.downloadOptions(), progress: progress)
-            return try await store(fetched, source: source, key: key, cache: cache, options: options)
-        case .provider(let provider):
-            let data = try await provider.data()
-            let image = try ImageCoderRegistry.shared.decode(data, options: options.decodingOptions)
-            await cache.store(
-                image, original: data, forKey: key, cacheSerializer: Self.originalBytes, toDisk: !options.cacheMemoryOnly,
-                diskExpiration: options.diskCacheExpiration)
-            return RetrieveImageResult(image: image, cacheType: .none, source: source, originalData: data, revalidated: false)
+            throw first
         }
     }
 
-    /// Decodes downloaded bytes and stores them with the response's validators.
-    private func store(
-        _ fetched: ImageDataResult, source: Source, key: String, cache: ImageCache, options: MagpieParsedOptions
-    ) async throws -> RetrieveImageResult {
-        let image = try fetched.decodedImage(options: options.decodingOptions)
-        await cache.store(
-            image, original: fetched.data, forKey: key, cacheSerializer: Self.originalBytes, toDisk: !options.cacheMemoryOnly,
-            diskExpiration: options.diskCacheExpiration, validators: fetched.response?.validators ?? .init())
-        return RetrieveImageResult(
-            image: image, cacheType: .none, source: source, originalData: fetched.data, revalidated: false, downloadMetrics: fetched.metrics)
+    /// Completion-handler form of `retrieveImage`. The handler runs once, on `callbackQueue`
+    /// (default: where the work finished); cancelling the returned task answers it with
+    /// `RequestFailureReason.cancelled`.
+    @discardableResult
+    public func retrieveImage(
+        with source: Source, options: [MagpieOption] = [], progress: DownloadProgressHandler? = nil,
+        completionHandler: @escaping @Sendable (Result<RetrieveImageResult, MagpieError>) -> Void
+    ) -> RetrieveImageTask {
+        let queue = parse(options).callbackQueue
+        return RetrieveImageTask(source: source) {
+            let result: Result<RetrieveImageResult, MagpieError>
+            do {
+                result = .success(try await self.retrieveImage(with: source, options: options, progress: progress))
+            } catch {
+                result = .failure(Self.magpieError(error, source: source))
+            }
+            queue.execute { completionHandler(result) }
+        }
+    }
+
+    /// Completion-handler form for a resource (a URL works too).
+    @discardableResult
+    public func retrieveImage(
+        with resource: any Resource, options: [MagpieOption] = [], progress: DownloadProgressHandler? = nil,
+        completionHandler: @escaping @Sendable (Result<RetrieveImageResult, MagpieError>) -> Void
+    ) -> RetrieveImageTask {
+        retrieveImage(with: resource.convertToSource(), options: options, progress: progress, completionHandler: completionHandler)
+    }
+
+    /// Where the variant `options` ask for is cached (memory, disk or not at all), without reading it.
+    /// The prefetcher skips sources that are cached.
+    public func cachedType(for source: Source, options: [MagpieOption] = []) -> CacheType {
+        let request = RetrievalRequest(manager: self, source: source, options: parse(options))
+        return request.cache.imageCachedType(
+            forKey: request.key, processorIdentifier: request.variantIdentifier, decodingOptions: request.readDecoding)
+    }
+
+    /// Any error as a `MagpieError`; Swift cancellation becomes `RequestFailureReason.cancelled`.
+    static func magpieError(_ error: any Error, source: Source) -> MagpieError {
+        if let error = error as? MagpieError { return error }
+        if error is CancellationError { return cancelled(source) }
+        return .requestFailed(reason: .dataProviderFailed(cacheKey: source.cacheKey, message: "\(error)"))
+    }
+
+    /// The cancellation error for `source`.
+    static func cancelled(_ source: Source) -> MagpieError {
+        .requestFailed(reason: .cancelled(source.url ?? URL(string: "magpie-source:cancelled")!))
+    }
+}
+
+extension ImageManager {
+    /// What the manager did since it was made.
+    public struct Statistics: Sendable, Equatable {
+        /// Downloads the manager started (a shared download counts once per manager call that made it).
+        public var downloads = 0
+        /// Conditional requests answered with `304 Not Modified`.
+        public var notModified = 0
+        /// Decodes of downloaded, provided or original-cache bytes.
+        public var decodes = 0
+        /// Runs of a (non-default) processor.
+        public var processingRuns = 0
+        /// Requests that joined a miss already running for the same variant instead of starting their own.
+        public var coalesced = 0
+        /// Requests refused at once because their URL is on the failed-URL list.
+        public var failedFast = 0
+        /// Variants made from the original cache instead of a download.
+        public var processedFromOriginal = 0
+    }
+}
+
+/// The manager's counters.
+final class ManagerCounters: Sendable {
+    let downloads = Atomic<Int>(0)
+    let notModified = Atomic<Int>(0)
+    let decodes = Atomic<Int>(0)
+    let processingRuns = Atomic<Int>(0)
+    let failedFast = Atomic<Int>(0)
+    let processedFromOriginal = Atomic<Int>(0)
+
+    func snapshot(joined: Int) -> ImageManager.Statistics {
+        ImageManager.Statistics(
+            downloads: downloads.load(ordering: .relaxed), notModified: notModified.load(ordering: .relaxed),
+            decodes: decodes.load(ordering: .relaxed), processingRuns: processingRuns.load(ordering: .relaxed),
+            coalesced: joined, failedFast: failedFast.load(ordering: .relaxed),
+            processedFromOriginal: processedFromOriginal.load(ordering: .relaxed))
     }
 }

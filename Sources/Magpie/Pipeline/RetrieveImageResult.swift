@@ -10,8 +10,10 @@ public struct RetrieveImageResult: Sendable {
     public var image: Image
     /// Which cache answered; `.none` when it was downloaded (or read from a data provider).
     public var cacheType: CacheType
-    /// The source asked for.
+    /// The source the image came from: `originalSource` or one of its alternatives.
     public var source: Source
+    /// The source asked for.
+    public var originalSource: Source
     /// The bytes, when they were downloaded or provided in this call (not for cache hits).
     public var originalData: Data?
     /// True when a conditional request got `304 Not Modified` and the cached entry was refreshed.

@@ -1,0 +1,257 @@
+import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The retrieval of one source: freshness → caches → miss path (original cache or download,
+/// decode, process, store), the miss path shared by concurrent requests for the same variant.
+extension ImageManager {
+    /// What a freshness check (`revalidate`, `respectCacheControl`) decided.
+    private enum Freshness {
+        /// Serve from the caches.
+        case fresh
+        /// Stale and nothing to revalidate with: download.
+        case stale
+        /// `304`: the entries were refreshed; serve from the caches.
+        case notModified(DownloadMetrics)
+        /// `200`: new bytes, already processed and stored.
+        case replaced(RetrieveImageResult)
+    }
+
+    func retrieve(
+        _ source: Source, originalSource: Source, options: MagpieParsedOptions, progress: DownloadProgressHandler?
+    ) async throws -> RetrieveImageResult {
+        let request = RetrievalRequest(manager: self, source: source, options: options)
+        var skipCaches = options.forceRefresh
+        var revalidation: DownloadMetrics?
+        if !skipCaches, !options.onlyFromCache, options.revalidate || options.respectCacheControl,
+            case .network(let resource) = source
+        {
+            switch try await checkFreshness(request, url: resource.downloadURL, progress: progress) {
+            case .fresh: break
+            case .stale: skipCaches = true
+            case .notModified(let metrics): revalidation = metrics
+            case .replaced(let result): return deliver(result, request: request, originalSource: originalSource)
+            }
+        }
+        if !skipCaches, let hit = await cachedVariant(request) {
+            let result = RetrieveImageResult(
+                image: hit.image, cacheType: hit.cacheType, source: source, originalSource: originalSource,
+                originalData: nil, revalidated: revalidation != nil, downloadMetrics: revalidation)
+            return deliver(result, request: request, originalSource: originalSource)
+        }
+        let missSkipsCaches = skipCaches
+        let result = try await coalescer.run(
+            key: request.coalescingKey(skipCaches: skipCaches), cancelled: Self.cancelled(source), progress: progress
+        ) { progress in
+            try await self.produce(request, skipCaches: missSkipsCaches, progress: progress)
+        }
+        return deliver(result, request: request, originalSource: originalSource)
+    }
+
+    /// The caller's view of a (possibly shared) result: its own original source, its own modifier.
+    private func deliver(_ result: RetrieveImageResult, request: RetrievalRequest, originalSource: Source) -> RetrieveImageResult {
+        var result = result
+        result.originalSource = originalSource
+        if let modifier = request.options.imageModifier { result.image = modifier.modify(result.image) }
+        return result
+    }
+
+    /// The variant from memory or disk; nil on a miss. An entry that cannot be decoded is
+    /// removed and counts as a miss, so a damaged cache heals by downloading again.
+    private func cachedVariant(_ request: RetrievalRequest) async -> (image: Image, cacheType: CacheType)? {
+        do {
+            let found = try await request.cache.retrieveImage(forKey: request.key, options: request.retrieval)
+            return found.image.map { ($0, found.cacheType) }
+        } catch {
+            logger.warning("cached image unusable, removing it", metadata: ["key": "\(request.key)", "error": "\(error)"])
+            try? await request.cache.removeImage(forKey: request.key, processorIdentifier: request.variantIdentifier)
+            return nil
+        }
+    }
+
+    // MARK: Miss path
+
+    /// Makes the variant: from the original cache when it has the original (no download),
+    /// else from downloaded or provided bytes; stores it; returns it.
+    private func produce(_ request: RetrievalRequest, skipCaches: Bool, progress: @escaping DownloadProgressHandler) async throws -> RetrieveImageResult {
+        let options = request.options
+        if request.isProcessed, !skipCaches, !options.fromMemoryCacheOrRefresh, let original = try await originalItem(request) {
+            let image = try await process(request, original.item, response: nil)
+            counters.processedFromOriginal.add(1, ordering: .relaxed)
+            await store(request, image: image, data: nil, validators: original.validators, storeOriginal: false)
+            return RetrieveImageResult(
+                image: image, cacheType: original.cacheType, source: request.source, originalSource: request.source,
+                originalData: original.data, revalidated: false)
+        }
+        if options.onlyFromCache { throw MagpieError.cacheFailed(reason: .notCached(key: request.key)) }
+        let fetched = try await fetch(request, progress: progress)
+        if Task.isCancelled { throw Self.cancelled(request.source) }
+        return try await finishDownload(request, data: fetched.data, response: fetched.response, metrics: fetched.metrics)
+    }
+
+    /// Decodes, processes and stores fetched bytes.
+    private func finishDownload(
+        _ request: RetrievalRequest, data: Data, response: HTTPResponseInfo?, metrics: DownloadMetrics?
+    ) async throws -> RetrieveImageResult {
+        let image: Image
+        do {
+            image = try await process(request, .data(data), response: response)
+        } catch {
+            let failure = Self.magpieError(error, source: request.source)
+            if case .network(let resource) = request.source, failure.decodingReason != nil {
+                failedURLs.record(resource.downloadURL, error: failure)
+            }
+            throw failure
+        }
+        if case .network(let resource) = request.source, request.options.retryFailed {
+            failedURLs.remove(resource.downloadURL)
+        }
+        await store(request, image: image, data: data, validators: response?.validators ?? .init(), storeOriginal: request.options.cacheOriginalImage)
+        return RetrieveImageResult(
+            image: image, cacheType: .none, source: request.source, originalSource: request.source,
+            originalData: data, revalidated: false, downloadMetrics: metrics)
+    }
+
+    /// The unprocessed original, decoded in memory or as bytes on disk, from the original cache.
+    private func originalItem(_ request: RetrievalRequest) async throws -> (
+        item: ImageProcessItem, data: Data?, validators: DiskStorage.Validators, cacheType: CacheType
+    )? {
+        let memoryKey = ImageCache.memoryKey(request.key, decodingOptions: request.decoding)
+        if let image = request.originalCache.memoryStorage.value(forKey: memoryKey) {
+            let validators = (try? request.originalCache.diskStorage?.metadata(forKey: request.key))??.validators
+            return (.image(image), nil, validators ?? .init(), .memory)
+        }
+        guard let disk = request.originalCache.diskStorage,
+            let entry = try? disk.entry(forKey: request.key, extendingExpiration: request.options.diskCacheAccessExtendingExpiration)
+        else { return nil }
+        return (.data(entry.data), entry.data, entry.metadata.validators, .disk)
+    }
+
+    /// The bytes of the source: downloaded (unless the URL is on the failed-URL list) or provided.
+    private func fetch(
+        _ request: RetrievalRequest, progress: @escaping DownloadProgressHandler
+    ) async throws -> (data: Data, response: HTTPResponseInfo?, metrics: DownloadMetrics?) {
+        switch request.source {
+        case .network(let resource):
+            let fetched = try await download(resource.downloadURL, request: request, validators: nil, progress: progress)
+            return (fetched.data, fetched.response, fetched.metrics)
+        case .provider(let provider):
+            do {
+                return (try await provider.data(), nil, nil)
+            } catch {
+                throw Self.magpieError(error, source: request.source)
+            }
+        }
+    }
+
+    /// One download through the downloader, checked against and recorded in the failed-URL list.
+    private func download(
+        _ url: URL, request: RetrievalRequest, validators: DiskStorage.Validators?, progress: DownloadProgressHandler?
+    ) async throws -> ImageDataResult {
+        let options = request.options
+        if !options.retryFailed, let previous = failedURLs.failure(for: url) {
+            counters.failedFast.add(1, ordering: .relaxed)
+            throw MagpieError.requestFailed(reason: .recentlyFailed(url, previous: previous))
+        }
+        let downloader = options.downloader ?? self.downloader
+        do {
+            let fetched = try await downloader.downloadData(with: url, options: options.downloadOptions(validators: validators), progress: progress)
+            counters.downloads.add(1, ordering: .relaxed)
+            return fetched
+        } catch {
+            let failure = Self.magpieError(error, source: request.source)
+            failedURLs.record(url, error: failure)
+            throw failure
+        }
+    }
+
+    /// Runs the processor (the default one decodes) inline or, with `backgroundDecode`, on the
+    /// processing queue. A decoding failure of an HTTP body names the response.
+    private func process(_ request: RetrievalRequest, _ item: ImageProcessItem, response: HTTPResponseInfo?) async throws -> Image {
+        let counters = self.counters
+        let work: @Sendable () throws -> Image = {
+            if case .data = item { counters.decodes.add(1, ordering: .relaxed) }
+            if request.isProcessed { counters.processingRuns.add(1, ordering: .relaxed) }
+            guard let image = try request.processor.process(item: item, options: request.options) else {
+                throw MagpieError.processingFailed(reason: .processorFailed(identifier: request.processor.identifier))
+            }
+            return image
+        }
+        do {
+            guard request.options.backgroundDecode else { return try work() }
+            return try await withCheckedThrowingContinuation { continuation in
+                Self.processingQueue.async { continuation.resume(with: Result { try work() }) }
+            }
+        } catch let error as MagpieError {
+            guard let response, case .decodingFailed(let reason) = error else { throw error }
+            throw MagpieError.responseFailed(reason: .undecodable(response, reason: reason))
+        }
+    }
+
+    /// Stores the variant in memory at once and on disk (awaited with `waitForCache`, else in
+    /// the background); with `storeOriginal`, the downloaded bytes too, as the original.
+    private func store(
+        _ request: RetrievalRequest, image: Image, data: Data?, validators: DiskStorage.Validators, storeOriginal: Bool
+    ) async {
+        let options = request.options
+        // Memory first and synchronously: a request arriving right after this one must hit it.
+        request.cache.memoryStorage.store(image, forKey: request.memoryKey, expiration: options.memoryCacheExpiration)
+        guard !options.cacheMemoryOnly else { return }
+        let write: @Sendable () async -> Void = {
+            await request.cache.store(
+                image, original: request.isProcessed ? nil : data, forKey: request.key,
+                processorIdentifier: request.variantIdentifier, cacheSerializer: request.serializer,
+                memoryExpiration: options.memoryCacheExpiration, diskExpiration: options.diskCacheExpiration,
+                validators: validators, decodingOptions: request.readDecoding)
+            if storeOriginal, request.isProcessed, let data {
+                try? await request.originalCache.storeToDisk(
+                    data, forKey: request.key, expiration: options.diskCacheExpiration, validators: validators)
+            }
+        }
+        if options.waitForCache { await write() } else { Task { await write() } }
+    }
+
+    // MARK: Freshness
+
+    /// With `revalidate`: a conditional request whenever a disk entry has validators. With
+    /// `respectCacheControl`: only when the entry is older than its stored `max-age`.
+    private func checkFreshness(_ request: RetrievalRequest, url: URL, progress: DownloadProgressHandler?) async throws -> Freshness {
+        let options = request.options
+        // The entries whose validators describe the upstream version: the variant, and the original.
+        var candidates: [(disk: DiskStorage, key: String)] = []
+        if let disk = request.cache.diskStorage {
+            candidates.append((disk, ImageCache.computedKey(request.key, processorIdentifier: request.variantIdentifier)))
+        }
+        if request.isProcessed, let disk = request.originalCache.diskStorage { candidates.append((disk, request.key)) }
+        let stored = candidates.compactMap { candidate in
+            (try? candidate.disk.metadata(forKey: candidate.key)).flatMap { $0 }.map { (candidate.disk, candidate.key, $0) }
+        }
+        guard let (disk, _, metadata) = stored.first else { return .fresh }
+        if !options.revalidate {
+            guard let maxAge = metadata.validators.maxAge else { return .fresh }
+            if disk.config.clock.now().timeIntervalSince(metadata.created) < maxAge { return .fresh }
+        }
+        let validators = metadata.validators
+        guard validators.etag != nil || validators.lastModified != nil else { return options.revalidate ? .fresh : .stale }
+        // A URL that failed for good is not asked again; what is cached is served.
+        if !options.retryFailed, failedURLs.contains(url) { return .fresh }
+        let fetched = try await download(url, request: request, validators: validators, progress: progress)
+        guard fetched.notModified else {
+            return .replaced(try await finishDownload(request, data: fetched.data, response: fetched.response, metrics: fetched.metrics))
+        }
+        counters.notModified.add(1, ordering: .relaxed)
+        // A 304 may repeat or update the validators and freshness; keep what it does not repeat.
+        let fresh = fetched.response?.validators ?? .init()
+        for (disk, key, metadata) in stored {
+            var merged = metadata.validators
+            merged.etag = fresh.etag ?? merged.etag
+            merged.lastModified = fresh.lastModified ?? merged.lastModified
+            merged.maxAge = fresh.maxAge ?? merged.maxAge
+            _ = try? disk.refresh(forKey: key, validators: merged, expiration: options.diskCacheExpiration)
+        }
+        return .notModified(fetched.metrics)
+    }
+}

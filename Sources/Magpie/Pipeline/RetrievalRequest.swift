@@ -1,0 +1,75 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One retrieval's derived facts: its cache key, processor, the variant it caches under and
+/// the decoding options for bytes and for cached entries, computed once per call.
+struct RetrievalRequest: Sendable {
+    let source: Source
+    let options: MagpieParsedOptions
+    /// The cache key (after the manager's cache-key filter).
+    let key: String
+    let processor: any ImageProcessor
+    /// "" for the original; otherwise the processor's identifier, plus the decoding variant when
+    /// the decoding options change pixels (a processed image made from a downsampled decode is
+    /// not the one made from a full decode, on disk either).
+    let variantIdentifier: String
+    let cache: ImageCache
+    let originalCache: ImageCache
+    /// How downloaded, provided or original bytes are decoded.
+    let decoding: ImageDecodingOptions
+    /// How the variant's cached bytes are decoded: a processed image is already at its size.
+    let readDecoding: ImageDecodingOptions
+    /// Writes the variant to disk.
+    let serializer: any CacheSerializer
+
+    init(manager: ImageManager, source: Source, options: MagpieParsedOptions) {
+        self.source = source
+        self.options = options
+        key = manager.cacheKey(for: source)
+        processor = options.effectiveProcessor
+        cache = options.targetCache ?? manager.cache
+        originalCache = options.originalCache ?? cache
+        decoding = options.effectiveDecodingOptions
+        let identifier = processor.identifier
+        if identifier.isEmpty {
+            variantIdentifier = ""
+            readDecoding = decoding
+            serializer = options.cacheSerializer ?? ImageManager.originalBytes
+        } else {
+            let decodeVariant = decoding.variantIdentifier
+            variantIdentifier = decodeVariant.isEmpty ? identifier : identifier + "#decode(" + decodeVariant + ")"
+            var read = decoding
+            read.targetSize = nil
+            readDecoding = read
+            serializer = options.cacheSerializer ?? DefaultCacheSerializer.default
+        }
+    }
+
+    var isProcessed: Bool { !variantIdentifier.isEmpty }
+
+    /// How the caches are asked for the variant.
+    var retrieval: ImageCacheRetrievalOptions {
+        ImageCacheRetrievalOptions(
+            processorIdentifier: variantIdentifier, decodingOptions: readDecoding, cacheSerializer: serializer,
+            memoryOnly: options.fromMemoryCacheOrRefresh, memoryExpiration: options.memoryCacheExpiration,
+            memoryAccessExtending: options.memoryCacheAccessExtendingExpiration,
+            diskAccessExtending: options.diskCacheAccessExtendingExpiration)
+    }
+
+    /// The memory key the variant is stored under.
+    var memoryKey: String {
+        ImageCache.memoryKey(ImageCache.computedKey(key, processorIdentifier: variantIdentifier), decodingOptions: readDecoding)
+    }
+
+    /// Requests with equal keys want the same result and may share one run of the miss path.
+    func coalescingKey(skipCaches: Bool) -> String {
+        var parts = "\(ObjectIdentifier(cache).hashValue)|\(ObjectIdentifier(originalCache).hashValue)|" + memoryKey
+        if skipCaches { parts += "|refresh" }
+        if options.onlyFromCache { parts += "|cache-only" }
+        if options.cacheMemoryOnly { parts += "|memory-only" }
+        return parts
+    }
+}

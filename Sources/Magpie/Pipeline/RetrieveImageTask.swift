@@ -1,0 +1,27 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A retrieval started with a completion handler. `cancel()` stops it at whatever stage it is
+/// and answers the handler (once) with `RequestFailureReason.cancelled`.
+public final class RetrieveImageTask: Sendable {
+    /// The source being retrieved.
+    public let source: Source
+    private let task: Task<Void, Never>
+
+    init(source: Source, operation: @escaping @Sendable () async -> Void) {
+        self.source = source
+        self.task = Task { await operation() }
+    }
+
+    /// Cancels the retrieval.
+    public func cancel() { task.cancel() }
+
+    /// True once `cancel()` was called.
+    public var isCancelled: Bool { task.isCancelled }
+
+    /// Waits until the completion handler has been called (or, with a dispatching callback queue, scheduled).
+    public func wait() async { await task.value }
+}

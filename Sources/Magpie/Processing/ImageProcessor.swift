@@ -1,0 +1,111 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What a processor is given: bytes still to decode, or an image.
+public enum ImageProcessItem: Sendable {
+    /// A decoded image.
+    case image(Image)
+    /// Encoded bytes (downloaded or read from a cache).
+    case data(Data)
+}
+
+/// Turns data or an image into a (processed) image, Kingfisher's `ImageProcessor`.
+///
+/// A processor's `identifier` is part of the cache key of everything it produces, so two
+/// processors that produce different pixels must have different identifiers. Built-in
+/// identifiers are their text form (`resize:256x256:fit`), which `ImageProcessors.parse`
+/// reads back. Chain processors with `|>`; the chain's identifier joins theirs with `|`.
+public protocol ImageProcessor: Sendable {
+    /// Names this processor and its parameters; "" only for `DefaultImageProcessor`.
+    var identifier: String { get }
+
+    /// The processed image; nil when this processor cannot handle `item` (the pipeline then
+    /// fails with `ProcessingFailureReason.processorFailed`).
+    ///
+    /// Processors given `.data` usually decode it with `DefaultImageProcessor` first
+    /// (`options.decodingOptions` applies) and then process the image.
+    ///
+    /// - Throws: `MagpieError` (decoding, processing) on bad input.
+    func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image?
+}
+
+extension ImageProcessor {
+    /// A processor running `self` first and `another` on its result.
+    public func append(another: any ImageProcessor) -> any ImageProcessor {
+        ChainedImageProcessor(self, another)
+    }
+
+    /// Decodes `.data` with the default processor, then hands the image to `body`.
+    /// Built-ins that only work on pixels use it for the data case.
+    func processImage(
+        _ item: ImageProcessItem, options: MagpieParsedOptions, _ body: (Image) throws -> Image?
+    ) throws -> Image? {
+        switch item {
+        case .image(let image): try body(image)
+        case .data:
+            try DefaultImageProcessor.default.process(item: item, options: options).flatMap(body)
+        }
+    }
+}
+
+infix operator |>: AdditionPrecedence
+
+/// `left` then `right`, as one processor; its identifier is `left.identifier|right.identifier`.
+public func |> (left: any ImageProcessor, right: any ImageProcessor) -> any ImageProcessor {
+    left.append(another: right)
+}
+
+/// Two processors run one after the other. Default processors vanish from chains, so
+/// `DefaultImageProcessor() |> p` has `p`'s identifier and caches like `p`.
+public struct ChainedImageProcessor: ImageProcessor {
+    /// The processors in the order they run, flattened (never a nested chain, never a default one).
+    public let processors: [any ImageProcessor]
+
+    /// `first` then `second`.
+    public init(_ first: any ImageProcessor, _ second: any ImageProcessor) {
+        func flat(_ p: any ImageProcessor) -> [any ImageProcessor] {
+            if let chain = p as? ChainedImageProcessor { return chain.processors }
+            return p.identifier.isEmpty ? [] : [p]
+        }
+        processors = flat(first) + flat(second)
+    }
+
+    public var identifier: String { processors.map(\.identifier).joined(separator: "|") }
+
+    /// Runs every processor in turn; the first gets `item` (data is decoded once, by it), the
+    /// rest get its image.
+    public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
+        guard let first = processors.first else {
+            return try DefaultImageProcessor.default.process(item: item, options: options)
+        }
+        guard var image = try first.process(item: item, options: options) else { return nil }
+        for processor in processors.dropFirst() {
+            guard let next = try processor.process(item: .image(image), options: options) else { return nil }
+            image = next
+        }
+        return image
+    }
+}
+
+/// Decodes data into an image with the registry and `options.decodingOptions`; passes images through.
+public struct DefaultImageProcessor: ImageProcessor {
+    /// The shared instance.
+    public static let `default` = DefaultImageProcessor()
+
+    /// Creates the processor.
+    public init() {}
+
+    /// Empty: the default processor's output is the original image.
+    public var identifier: String { "" }
+
+    /// The decoded image (scale from `options.scaleFactor`), or the image given.
+    public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
+        switch item {
+        case .image(let image): image
+        case .data(let data): try ImageCoderRegistry.shared.decode(data, options: options.effectiveDecodingOptions)
+        }
+    }
+}
