@@ -21,6 +21,17 @@ public enum MagpieError: Error, Sendable, CustomStringConvertible {
     case requestFailed(reason: RequestFailureReason)
     /// A server answered, but not with a usable image: bad status, not an image, too large, truncated.
     case responseFailed(reason: ResponseFailureReason)
+    /// View binding: the image was not set on the target (no source, or a newer request replaced this one).
+    case imageSettingFailed(reason: ImageSettingFailureReason)
+
+    /// Why the view-binding layer did not set an image.
+    public enum ImageSettingFailureReason: Sendable {
+        /// `setImage(with: nil)`: the placeholder is shown and nothing is loaded.
+        case emptySource
+        /// The result arrived for a request the target no longer shows (it was given another
+        /// source since): it was not displayed. Carries what the stale request produced.
+        indirect case notCurrentSourceTask(result: RetrieveImageResult?, error: MagpieError?, source: Source)
+    }
 
     /// Why decoding failed.
     public enum DecodingFailureReason: Sendable, Equatable {
@@ -103,6 +114,9 @@ public enum MagpieError: Error, Sendable, CustomStringConvertible {
         case .processingFailed(let reason): "processing failed: \(reason)"
         case .requestFailed(let reason): "request failed: \(reason)"
         case .responseFailed(let reason): "bad response: \(reason)"
+        case .imageSettingFailed(.emptySource): "no source to load: the placeholder is shown"
+        case .imageSettingFailed(.notCurrentSourceTask(_, _, let source)):
+            "result for \(source.cacheKey) ignored: the target was given another source since"
         }
     }
 
