@@ -188,6 +188,7 @@ for row in [storeRow, storeBaseline] {
             + leftPad(format(row.nsPerOp / storeBaseline.nsPerOp, decimals: 2) + "x", 13))
 }
 print()
+await runManagerBenchmark(batches: batches)
 print("checksum \(sink.load(ordering: .relaxed)), entries \(storage.count), statistics \(storage.statistics)")
 if diskEntries > 0 {
     do {

@@ -5,7 +5,8 @@ import Magpie
 /// `magpie convert IN OUT`: decode (downsampled when allowed), resize to fit, encode.
 struct ConvertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "convert", abstract: "Convert an image to another format, optionally shrinking it to fit a size.")
+        commandName: "convert", abstract: "Convert an image to another format, optionally shrinking or processing it.",
+        discussion: "Processor specs (--processor):\n" + ImageProcessorSpec.grammar)
 
     @Argument(help: "Input image.")
     var input: String
@@ -28,6 +29,9 @@ struct ConvertCommand: ParsableCommand {
     @Option(name: .customLong("max-size"), help: "Shrink to fit inside WxH (for example 256x256), keeping the aspect ratio.")
     var maxSize: String?
 
+    @Option(help: "Process the image with this chain (see below), e.g. resize:256x256:fill|crop:256x256|blur:2; after --max-size.")
+    var processor: String?
+
     @Flag(help: "Print the result as one JSON object.")
     var json = false
 
@@ -36,6 +40,7 @@ struct ConvertCommand: ParsableCommand {
         if let maxSize, PixelSize(parsing: maxSize) == nil {
             throw ValidationError("--max-size must look like 256x256")
         }
+        _ = try FetchCommand.processor(from: processor)
         guard outputFormat != nil else {
             throw ValidationError("cannot tell the output format: use --format jpeg|png|gif|webp or a known extension")
         }
@@ -53,8 +58,12 @@ struct ConvertCommand: ParsableCommand {
         let start = ContinuousClock.now
         do {
             let data = try readFile(input)
-            var image = try ImageCoderRegistry.shared.decode(data, options: ImageDecodingOptions(targetSize: box))
-            if let box { image = try image.resized(toFit: box) }
+            // Downsampling first lets the decoder skip resolution (JPEG DCT scaling) before any processing.
+            var chain: any ImageProcessor = box.map { DownsamplingImageProcessor(size: $0) } ?? DefaultImageProcessor.default
+            if let processor = try FetchCommand.processor(from: processor) { chain = chain |> processor }
+            guard let image = try chain.process(item: .data(data), options: MagpieParsedOptions([])) else {
+                throw MagpieError.processingFailed(reason: .processorFailed(identifier: chain.identifier))
+            }
             let options = ImageEncodingOptions(quality: quality, progressive: progressive, lossless: lossless)
             let encoded = try ImageCoderRegistry.shared.encode(image, as: outputFormat!, options: options)
             do {

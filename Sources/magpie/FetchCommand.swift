@@ -6,7 +6,8 @@ import Magpie
 /// (repeated URLs share one request), reporting where each came from.
 struct FetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "fetch", abstract: "Fetch images through the disk cache and the downloader.")
+        commandName: "fetch", abstract: "Fetch images through the caches, the downloader and optional processors.",
+        discussion: "Processor specs (--processor):\n" + ImageProcessorSpec.grammar)
 
     @Argument(help: "http(s), file: or data: URLs (a plain path is read as a file).")
     var urls: [String]
@@ -29,6 +30,15 @@ struct FetchCommand: AsyncParsableCommand {
     @Flag(help: "Ask the server whether cached entries with an ETag or Last-Modified changed (304 keeps them).")
     var revalidate = false
 
+    @Option(help: "Process each image with this chain (see below), e.g. resize:256x256:fit|round:12; cached under the chain.")
+    var processor: String?
+
+    @Option(help: "Shrink each image to fit inside WxH while decoding (before --processor).")
+    var downsample: String?
+
+    @Flag(name: .customLong("cache-original"), help: "With a processor, also keep the downloaded bytes in the cache.")
+    var cacheOriginal = false
+
     @Option(help: "Download timeout in seconds, body included.")
     var timeout: Double = 15
 
@@ -39,6 +49,19 @@ struct FetchCommand: AsyncParsableCommand {
         guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
         guard !(forceRefresh && onlyFromCache) else { throw ValidationError("--force-refresh and --only-from-cache exclude each other") }
         guard !(revalidate && onlyFromCache) else { throw ValidationError("--revalidate and --only-from-cache exclude each other") }
+        if let downsample, PixelSize(parsing: downsample) == nil { throw ValidationError("--downsample must look like 256x256") }
+        _ = try Self.processor(from: processor)
+    }
+
+    /// The processor a `--processor` spec describes; a bad spec is a usage error naming the bad part.
+    static func processor(from spec: String?) throws -> (any ImageProcessor)? {
+        guard let spec else { return nil }
+        do {
+            return try ImageProcessorSpec.parse(spec)
+        } catch let error as MagpieError {
+            guard case .processingFailed(.invalidSpecification(let part, let message)) = error else { throw error }
+            throw ValidationError("--processor: bad part \"\(part)\": \(message)")
+        }
     }
 
     func run() async throws {
@@ -52,13 +75,17 @@ struct FetchCommand: AsyncParsableCommand {
         configuration.downloadTimeout = .milliseconds(Int(timeout * 1000))
         let downloader = ImageDownloader(name: "cli", configuration: configuration)
         let manager = ImageManager(downloader: downloader, cache: cache)
-        var options: [MagpieOption] = []
+        // The process exits right after: disk writes must be finished before a result is reported.
+        var options: [MagpieOption] = [.waitForCache]
+        if let processor = try Self.processor(from: processor) { options.append(.processor(processor)) }
+        if let size = downsample.flatMap(PixelSize.init(parsing:)) { options.append(.downsampling(size)) }
+        if cacheOriginal { options.append(.cacheOriginalImage) }
         if forceRefresh { options.append(.forceRefresh) }
         if onlyFromCache { options.append(.onlyFromCache) }
         if revalidate { options.append(.revalidate) }
         if let outDirectory { try FileManager.default.createDirectory(atPath: outDirectory, withIntermediateDirectories: true) }
 
-        let output = Output(json: json, outDirectory: outDirectory)
+        let output = Output(json: json, outDirectory: outDirectory, processed: processor != nil || downsample != nil)
         let chosen = options
         let failures = await withTaskGroup(of: Bool.self) { group in
             for text in urls {
@@ -88,6 +115,8 @@ struct FetchCommand: AsyncParsableCommand {
 private struct Output: Sendable {
     let json: Bool
     let outDirectory: String?
+    /// Whether results are processed images (written encoded) rather than the bytes as downloaded.
+    var processed = false
 
     /// Fetches one URL and prints its line; false when it failed.
     func fetch(_ text: String, manager: ImageManager, cache: ImageCache, options: [MagpieOption]) async -> Bool {
@@ -97,7 +126,7 @@ private struct Output: Sendable {
             let result = try await manager.retrieveImage(with: url, options: options)
             let elapsed = ContinuousClock.now - started
             let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-            if let outDirectory { try write(result, url: url, cache: cache, to: outDirectory) }
+            if let outDirectory { try write(result, url: url, key: manager.cacheKey(for: .network(url)), cache: cache, to: outDirectory) }
             let bytes = result.downloadMetrics?.bytesReceived ?? 0
             report([
                 "url": text, "cacheType": "\(result.cacheType)", "revalidated": result.revalidated, "bytes": bytes,
@@ -114,9 +143,13 @@ private struct Output: Sendable {
         }
     }
 
-    /// The bytes as downloaded, or as cached, written under the URL's last path component.
-    private func write(_ result: RetrieveImageResult, url: URL, cache: ImageCache, to folder: String) throws {
-        guard let data = try result.originalData ?? cache.diskStorage?.value(forKey: url.absoluteString) else { return }
+    /// The bytes as downloaded or cached (or, for processed images, the image encoded in its
+    /// format, PNG for formats Magpie cannot write), written under the URL's last path component.
+    private func write(_ result: RetrieveImageResult, url: URL, key: String, cache: ImageCache, to folder: String) throws {
+        let bytes = processed
+            ? try DefaultCacheSerializer.default.data(with: result.image, original: nil)
+            : try result.originalData ?? cache.diskStorage?.value(forKey: key)
+        guard let data = bytes else { return }
         var name = url.lastPathComponent.isEmpty || url.scheme == "data" ? "image" : url.lastPathComponent
         if (name as NSString).pathExtension.isEmpty { name += "." + data.mg.imageFormat.fileExtension }
         try data.write(to: URL(fileURLWithPath: folder).appendingPathComponent(name), options: .atomic)

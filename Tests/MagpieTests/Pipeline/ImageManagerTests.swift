@@ -23,6 +23,13 @@ struct ImageManagerTests {
 
         func url(_ path: String) -> URL { URL(string: origin.url(path))! }
 
+        /// A manager over `cache` that waits for disk writes, so a test can look at the disk at once.
+        func manager(_ cache: ImageCache) -> ImageManager {
+            let manager = ImageManager(downloader: downloader, cache: cache)
+            manager.defaultOptions = [.waitForCache]
+            return manager
+        }
+
         func stop() async throws {
             try await downloader.shutdown()
             await origin.stop()
@@ -32,14 +39,14 @@ struct ImageManagerTests {
 
     @Test func downloadThenMemoryThenDiskAcrossManagers() async throws {
         let fixture = try await Fixture.start()
-        let manager = ImageManager(downloader: fixture.downloader, cache: fixture.cache())
+        let manager = fixture.manager(fixture.cache())
         let url = fixture.url("/img/pic.png")
         let first = try await manager.retrieveImage(with: url)
         #expect(first.cacheType == .none)
         #expect(first.originalData == OriginFixture.png)
         #expect(first.image.pixelSize == PixelSize(width: 64, height: 48))
         #expect(try await manager.retrieveImage(with: url).cacheType == .memory)
-        let fresh = ImageManager(downloader: fixture.downloader, cache: fixture.cache())
+        let fresh = fixture.manager(fixture.cache())
         let fromDisk = try await fresh.retrieveImage(with: url)
         #expect(fromDisk.cacheType == .disk)
         #expect(fromDisk.image.pixelSize == PixelSize(width: 64, height: 48))
@@ -50,7 +57,7 @@ struct ImageManagerTests {
     @Test func okResponseStoresValidatorsAndMaxAgeWithTheDiskEntry() async throws {
         let fixture = try await Fixture.start()
         let cache = fixture.cache()
-        let manager = ImageManager(downloader: fixture.downloader, cache: cache)
+        let manager = fixture.manager(cache)
         let url = fixture.url("/img/pic.png")
         _ = try await manager.retrieveImage(with: url)
         let entry = try #require(try cache.diskStorage?.metadata(forKey: url.absoluteString))
@@ -65,12 +72,12 @@ struct ImageManagerTests {
         let fixture = try await Fixture.start()
         let cache = fixture.cache()
         let url = fixture.url("/img/pic.png")
-        _ = try await ImageManager(downloader: fixture.downloader, cache: cache).retrieveImage(with: url)
+        _ = try await fixture.manager(cache).retrieveImage(with: url)
         let before = try #require(try cache.diskStorage?.metadata(forKey: url.absoluteString))
         fixture.clock.advance(500)
         let bodyBytes = fixture.origin.bodyBytesSent
 
-        let fresh = ImageManager(downloader: fixture.downloader, cache: fixture.cache())
+        let fresh = fixture.manager(fixture.cache())
         let result = try await fresh.retrieveImage(with: url, options: [.revalidate])
         #expect(result.revalidated)
         #expect(result.cacheType == .disk)
@@ -87,7 +94,7 @@ struct ImageManagerTests {
     @Test func revalidationOfAChangedResourceReplacesTheEntry() async throws {
         let fixture = try await Fixture.start()
         let cache = fixture.cache()
-        let manager = ImageManager(downloader: fixture.downloader, cache: cache)
+        let manager = fixture.manager(cache)
         let url = fixture.url("/img/pic.png")
         _ = try await manager.retrieveImage(with: url)
         fixture.origin.setAsset(
@@ -105,7 +112,7 @@ struct ImageManagerTests {
     @Test func revalidateWithoutValidatorsFallsBackToTheCache() async throws {
         let fixture = try await Fixture.start()
         let cache = fixture.cache()
-        let manager = ImageManager(downloader: fixture.downloader, cache: cache)
+        let manager = fixture.manager(cache)
         let key = "no-validators"
         await cache.store(Image(pixels: try TestImages.gradient(width: 8, height: 8)), original: OriginFixture.png, forKey: key)
         let resource = ImageResource(downloadURL: fixture.url("/img/photo.jpg"), cacheKey: key)
@@ -117,7 +124,7 @@ struct ImageManagerTests {
 
     @Test func onlyFromCacheFailsWithNotCachedWithoutARequest() async throws {
         let fixture = try await Fixture.start()
-        let manager = ImageManager(downloader: fixture.downloader, cache: fixture.cache())
+        let manager = fixture.manager(fixture.cache())
         let url = fixture.url("/img/pic.png")
         let error = await magpieError { try await manager.retrieveImage(with: url, options: [.onlyFromCache]) }
         #expect(error.map { if case .cacheFailed(.notCached(url.absoluteString)) = $0 { true } else { false } } == true)
@@ -127,7 +134,7 @@ struct ImageManagerTests {
 
     @Test func forceRefreshDownloadsAgain() async throws {
         let fixture = try await Fixture.start()
-        let manager = ImageManager(downloader: fixture.downloader, cache: fixture.cache())
+        let manager = fixture.manager(fixture.cache())
         let url = fixture.url("/img/pic.png")
         _ = try await manager.retrieveImage(with: url)
         let again = try await manager.retrieveImage(with: url, options: [.forceRefresh])
@@ -139,7 +146,7 @@ struct ImageManagerTests {
     @Test func cacheMemoryOnlyLeavesTheDiskEmpty() async throws {
         let fixture = try await Fixture.start()
         let cache = fixture.cache()
-        let manager = ImageManager(downloader: fixture.downloader, cache: cache)
+        let manager = fixture.manager(cache)
         let url = fixture.url("/img/pic.png")
         _ = try await manager.retrieveImage(with: url, options: [.cacheMemoryOnly])
         #expect(try cache.diskStorage?.count() == 0)
@@ -150,7 +157,7 @@ struct ImageManagerTests {
     @Test func providerSourcesAreDecodedAndCachedUnderTheirKey() async throws {
         let fixture = try await Fixture.start()
         let cache = fixture.cache()
-        let manager = ImageManager(downloader: fixture.downloader, cache: cache)
+        let manager = fixture.manager(cache)
         let source = Source.provider(RawImageDataProvider(data: OriginFixture.jpeg, cacheKey: "raw-photo"))
         let first = try await manager.retrieveImage(with: source)
         #expect(first.cacheType == .none && first.image.pixelSize == PixelSize(width: 80, height: 60))
@@ -161,7 +168,7 @@ struct ImageManagerTests {
 
     @Test func downloadErrorsReachTheCaller() async throws {
         let fixture = try await Fixture.start()
-        let manager = ImageManager(downloader: fixture.downloader, cache: fixture.cache())
+        let manager = fixture.manager(fixture.cache())
         let error = await magpieError { try await manager.retrieveImage(with: fixture.url("/img/corrupt.png")) }
         #expect(error.map { if case .responseFailed(.undecodable) = $0 { true } else { false } } == true)
         try await fixture.stop()
@@ -173,8 +180,8 @@ extension ImageManagerTests {
         let fixture = try await Fixture.start()
         let cache = fixture.cache()
         let url = fixture.url("/img/pic.png")
-        _ = try await ImageManager(downloader: fixture.downloader, cache: cache).retrieveImage(with: url)
-        let result = try await ImageManager(downloader: fixture.downloader, cache: fixture.cache())
+        _ = try await fixture.manager(cache).retrieveImage(with: url)
+        let result = try await fixture.manager(fixture.cache())
             .retrieveImage(with: url, options: [.revalidate, .onlyFromCache])
         #expect(result.cacheType == .disk && !result.revalidated)
         #expect(fixture.origin.requestCount(path: "/img/pic.png") == 1)
