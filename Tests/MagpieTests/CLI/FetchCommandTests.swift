@@ -116,3 +116,48 @@ struct FetchCommandTests {
         await origin.stop()
     }
 }
+
+extension FetchCommandTests {
+    @Test func processorSpecIsAppliedCachedAndWritten() async throws {
+        let origin = try await OriginFixture.start()
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = origin.url("/img/photo.jpg")
+        let common = ["fetch", "--json", "--cache-dir", folder.path, "--processor", "downsample:40x40", url]
+        let first = try await magpie(common + ["--out", folder.appendingPathComponent("out").path, "--cache-original"])
+        #expect(first.status == 0)
+        #expect(first.lines.first?["width"] as? Int == 40 && first.lines.first?["height"] as? Int == 30)
+        let written = try Data(contentsOf: folder.appendingPathComponent("out/photo.jpg"))
+        #expect(try ImageCoderRegistry.shared.decode(written).pixelSize == PixelSize(width: 40, height: 30))
+        let second = try await magpie(common)
+        #expect(second.lines.first?["cacheType"] as? String == "disk")
+        // The original was kept too: the unprocessed image needs no download.
+        let original = try await magpie(["fetch", "--json", "--cache-dir", folder.path, url])
+        #expect(original.lines.first?["cacheType"] as? String == "disk")
+        #expect(original.lines.first?["width"] as? Int == 80)
+        let small = try await magpie(["fetch", "--json", "--cache-dir", folder.path, "--downsample", "20x20", url])
+        #expect(small.lines.first?["width"] as? Int == 20)
+        #expect(origin.requestCount(path: "/img/photo.jpg") == 1)
+        await origin.stop()
+    }
+
+    @Test func invalidProcessorSpecIsAUsageErrorNamingThePart() async throws {
+        let run = try await magpie(["fetch", "--processor", "downsample:40x40|sparkle:3", "http://127.0.0.1:9/x.png"])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("sparkle:3"))
+        let convert = try await magpie(["convert", "--processor", "downsample:0x10", "in.png", "out.png"])
+        #expect(convert.status == 2)
+        #expect(convert.stderr.contains("downsample:0x10"))
+    }
+
+    @Test func convertAppliesTheProcessorChain() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = folder.appendingPathComponent("in.jpg"), output = folder.appendingPathComponent("out.png")
+        try OriginFixture.jpeg.write(to: input)
+        let run = try await magpie(["convert", "--json", "--max-size", "60x60", "--processor", "downsample:30x30", input.path, output.path])
+        #expect(run.status == 0)
+        #expect(run.lines.first?["width"] as? Int == 30 && run.lines.first?["height"] as? Int == 23)
+        #expect(try ImageCoderRegistry.shared.decode(Data(contentsOf: output)).width == 30)
+    }
+}
