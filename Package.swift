@@ -81,6 +81,12 @@ let package = Package(
             path: "Benchmarks/MagpieBenchmarks"
         ),
         .executableTarget(
+            name: "magpie-proc-bench",
+            dependencies: ["Magpie"],
+            path: "Benchmarks/ProcessingBenchmarks",
+            exclude: ["pillow_processing.py"]
+        ),
+        .executableTarget(
             name: "magpie-bench-worker",
             dependencies: ["Magpie", "CImageCodecs"],
             path: "Benchmarks/BenchmarkWorker"

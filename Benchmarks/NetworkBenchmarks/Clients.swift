@@ -171,3 +171,27 @@ func processCPUTime() -> Duration {
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
     return .seconds(now.tv_sec) + .nanoseconds(now.tv_nsec)
 }
+
+/// The pipeline end to end: an `ImagePrefetcher` with a resize processor over a fresh manager.
+/// Cold: the cache folder is emptied first, so every image is downloaded, decoded, resized to fit
+/// 256×256, encoded and written to disk (`waitForCache`). Warm: a new manager (empty memory) over
+/// the folder the cold run filled, so every image is found on disk and skipped.
+func prefetchRun(_ workload: Workload, cacheFolder: String, concurrency: Int, warm: Bool) async throws -> Sample {
+    if !warm { try? FileManager.default.removeItem(atPath: cacheFolder) }
+    let downloader = benchDownloader(concurrency: concurrency)
+    let cache = ImageCache(name: "prefetch", diskConfig: DiskStorage.Config(name: "prefetch", directory: URL(fileURLWithPath: cacheFolder)))
+    let manager = ImageManager(downloader: downloader, cache: cache)
+    let resize = ResizingImageProcessor(referenceSize: PixelSize(width: 256, height: 256), mode: .aspectFit)
+    let prefetcher = ImagePrefetcher(urls: workload.urls, options: [.processor(resize)], manager: manager)
+    prefetcher.maxConcurrentDownloads = concurrency
+    let cpuStart = processCPUTime()
+    let start = ContinuousClock.now
+    let summary = await prefetcher.run()
+    let sample = Sample(wall: ContinuousClock.now - start, clientCPU: processCPUTime() - cpuStart)
+    try await downloader.shutdown()
+    let expected = warm ? (skipped: workload.urls.count, completed: 0) : (skipped: 0, completed: workload.urls.count)
+    guard summary.failed.isEmpty, summary.skipped.count == expected.skipped, summary.completed.count == expected.completed else {
+        throw BenchError("prefetch: \(summary.completed.count) completed, \(summary.skipped.count) skipped, \(summary.failed.count) failed")
+    }
+    return sample
+}

@@ -25,7 +25,7 @@ let verbose = arguments.contains("--verbose")  // every sample to stderr
 
 /// The parts of the run, in order; `--only data,curl` (say) runs a subset, e.g. under `perf`.
 enum Part: String, CaseIterable {
-    case data, image, decode, curl, dedupe
+    case data, image, decode, prefetch, prefetchWarm = "prefetch-warm", curl, dedupe
 }
 let selected = option("--only").map { list in Part.allCases.filter { list.split(separator: ",").contains(Substring($0.rawValue)) } }
     ?? Part.allCases
@@ -117,6 +117,8 @@ func report(images: ImageSet, origin: ThroughputOrigin, workload: Workload, orig
             case .data: sample = try await magpieRun(workload, decode: false, concurrency: concurrency)
             case .image: sample = try await magpieRun(workload, decode: true, concurrency: concurrency)
             case .decode: sample = try await decodeRun(bodies)
+            case .prefetch: sample = try await prefetchRun(workload, cacheFolder: workDir + "/prefetch-cache", concurrency: concurrency, warm: false)
+            case .prefetchWarm: sample = try await prefetchRun(workload, cacheFolder: workDir + "/prefetch-cache", concurrency: concurrency, warm: true)
             case .curl, .dedupe: sample = try await curl!.run(workload)
             }
             if verbose { log("round \(round) \(row): wall \(format(ms(sample.wall))) ms, CPU \(format(ms(sample.clientCPU))) ms") }
@@ -151,13 +153,15 @@ func report(images: ImageSet, origin: ThroughputOrigin, workload: Workload, orig
     for (row, client) in rows.enumerated() {
         let wall = medians[row]
         let walls = samples[row].map { ms($0.wall) }
-        let ratio = client == .curl || client == .decode ? "—" : curlMedian.map { format($0 / wall, 2) + "×" } ?? "n/a"
+        let ratio = client == .curl || client == .decode || client == .prefetchWarm ? "—" : curlMedian.map { format($0 / wall, 2) + "×" } ?? "n/a"
         let originColumn: String
-        if client == .decode { originColumn = "—" } else if case .nginx = origin { originColumn = format(ms(originCPU[row]) / Double(runs), 0) } else { originColumn = "in client" }
+        if client == .decode || client == .prefetchWarm { originColumn = "—" } else if case .nginx = origin { originColumn = format(ms(originCPU[row]) / Double(runs), 0) } else { originColumn = "in client" }
         let label = switch client {
         case .data: "Magpie `downloadData`"
         case .image: "Magpie `downloadImage` (download + decode)"
         case .decode: "reference: Magpie decode alone, bytes in memory (no network)"
+        case .prefetch: "Magpie `ImagePrefetcher`, empty cache: download + decode + resize 256 + store (disk)"
+        case .prefetchWarm: "Magpie `ImagePrefetcher` again, new manager over the warm cache (all skipped)"
         case .curl, .dedupe: "\(curl?.version ?? "curl") `--parallel`"
         }
         print("| \(label) | \(format(Double(count) / wall * 1000, 0)) | \(format(totalMB / wall * 1000)) | \(ratio) | \(format(wall)) "

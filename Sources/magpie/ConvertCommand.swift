@@ -59,8 +59,9 @@ struct ConvertCommand: ParsableCommand {
         do {
             let data = try readFile(input)
             // Downsampling first lets the decoder skip resolution (JPEG DCT scaling) before any processing.
-            var chain: any ImageProcessor = box.map { DownsamplingImageProcessor(size: $0) } ?? DefaultImageProcessor.default
-            if let processor = try FetchCommand.processor(from: processor) { chain = chain |> processor }
+            var chain: any ImageProcessor = DefaultImageProcessor.default
+            if let box { chain = DownsamplingImageProcessor(size: box) }
+            if let processor = try FetchCommand.processor(from: processor) { chain = chain.append(another: processor) }
             guard let image = try chain.process(item: .data(data), options: MagpieParsedOptions([])) else {
                 throw MagpieError.processingFailed(reason: .processorFailed(identifier: chain.identifier))
             }

@@ -143,15 +143,26 @@ private struct Output: Sendable {
         }
     }
 
-    /// The bytes as downloaded or cached (or, for processed images, the image encoded in its
-    /// format, PNG for formats Magpie cannot write), written under the URL's last path component.
+    /// The bytes as downloaded or cached (or, for processed images, the image encoded as the
+    /// cache would store it), written under the URL's last path component with the extension of
+    /// the bytes' format.
     private func write(_ result: RetrieveImageResult, url: URL, key: String, cache: ImageCache, to folder: String) throws {
-        let bytes = processed
-            ? try DefaultCacheSerializer.default.data(with: result.image, original: nil)
-            : try result.originalData ?? cache.diskStorage?.value(forKey: key)
-        guard let data = bytes else { return }
+        let data: Data
+        if processed {
+            data = try DefaultCacheSerializer.default.data(with: result.image, original: nil)
+        } else if let original = result.originalData {
+            data = original
+        } else if let cached = try cache.diskStorage?.value(forKey: key) {
+            data = cached
+        } else {
+            return
+        }
         var name = url.lastPathComponent.isEmpty || url.scheme == "data" ? "image" : url.lastPathComponent
-        if (name as NSString).pathExtension.isEmpty { name += "." + data.mg.imageFormat.fileExtension }
+        let format = data.mg.imageFormat
+        let named = URL(fileURLWithPath: name)
+        if ImageFormat(fileExtension: named.pathExtension) != format {
+            name = named.deletingPathExtension().lastPathComponent + "." + format.fileExtension
+        }
         try data.write(to: URL(fileURLWithPath: folder).appendingPathComponent(name), options: .atomic)
     }
 

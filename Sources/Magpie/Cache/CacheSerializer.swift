@@ -32,7 +32,8 @@ extension CacheSerializer {
 /// 1. `original` given and `preferCacheOriginalData` → `original`, unchanged.
 /// 2. Otherwise by `image.format`:
 ///    - PNG → PNG (APNG when animated);
-///    - JPEG → JPEG at `jpegQuality`;
+///    - JPEG → JPEG at `jpegQuality`, or PNG once processing made it translucent (rounded
+///      corners): JPEG has no alpha;
 ///    - GIF → `original` when it is a GIF whose canvas matches the image's size (re-encoding
 ///      would quantize again), else a GIF encode;
 ///    - WebP → lossy WebP at `jpegQuality` (animated when the image is);
@@ -67,7 +68,7 @@ public struct DefaultCacheSerializer: CacheSerializer {
         switch image.format {
         case .png:
             return try registry.encode(image, as: .png)
-        case .jpeg:
+        case .jpeg where image.pixels.isOpaque:
             return try registry.encode(image, as: .jpeg, options: ImageEncodingOptions(quality: jpegQuality))
         case .gif:
             if let original, Self.gifCanvasSize(of: original) == image.pixelSize { return original }

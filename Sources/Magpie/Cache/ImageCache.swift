@@ -194,6 +194,14 @@ public final class ImageCache: Sendable {
         }
     }
 
+    /// The image under an already computed memory key, counted as a memory hit or miss (the
+    /// manager's fast path: it knows the key, so the key is not built twice).
+    func memoryImage(forMemoryKey memoryKey: String, extending: ExpirationExtending?) -> Image? {
+        guard let image = memoryStorage.value(forKey: memoryKey, extendingExpiration: extending) else { return nil }
+        counters.memoryHits.increment()
+        return image
+    }
+
     /// The image in memory, without touching the disk.
     public func retrieveImageInMemoryCache(forKey key: String, processorIdentifier: String = "") -> Image? {
         memoryStorage.value(forKey: Self.computedKey(key, processorIdentifier: processorIdentifier))

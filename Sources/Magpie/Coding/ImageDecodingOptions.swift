@@ -52,6 +52,7 @@ public struct ImageDecodingOptions: Sendable, Equatable {
     /// The options that change the decoded image, as text: "" for the defaults. Caches add it
     /// to their memory keys so a downsampled decode is never handed to a full-size request.
     public var variantIdentifier: String {
+        if targetSize == nil && !onlyFirstFrame && scale == 1 && appliesOrientation { return "" }
         var parts: [String] = []
         if let targetSize { parts.append("target=\(targetSize)" + (contentMode == .aspectFill ? ",fill" : "")) }
         if onlyFirstFrame { parts.append("first-frame") }

@@ -31,6 +31,8 @@ public enum Source: Sendable {
 extension Resource {
     /// `.provider` for `file:` and `data:` URLs (keeping this resource's cache key), `.network` otherwise.
     public func convertToSource() -> Source {
+        // The common case first, without building the URL's string (this runs on every memory hit).
+        if let scheme = downloadURL.scheme, scheme == "https" || scheme == "http" { return .network(self) }
         // A data URL's default key is its hash, not the URL text; only a key the caller chose carries over.
         let customKey = cacheKey == downloadURL.absoluteString ? nil : cacheKey
         if let provider = dataProvider(for: downloadURL, cacheKey: customKey) { return .provider(provider) }

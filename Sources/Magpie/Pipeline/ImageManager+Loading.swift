@@ -62,6 +62,11 @@ extension ImageManager {
     /// The variant from memory or disk; nil on a miss. An entry that cannot be decoded is
     /// removed and counts as a miss, so a damaged cache heals by downloading again.
     private func cachedVariant(_ request: RetrievalRequest) async -> (image: Image, cacheType: CacheType)? {
+        if let image = request.cache.memoryImage(
+            forMemoryKey: request.memoryKey, extending: request.options.memoryCacheAccessExtendingExpiration)
+        {
+            return (image, .memory)
+        }
         do {
             let found = try await request.cache.retrieveImage(forKey: request.key, options: request.retrieval)
             return found.image.map { ($0, found.cacheType) }

@@ -88,8 +88,12 @@ public final class ImageManager: Sendable {
     /// `options` after the manager's `defaultOptions`, parsed.
     func parse(_ options: [MagpieOption]) -> MagpieParsedOptions {
         let defaults = defaultOptions
+        if defaults.isEmpty && options.isEmpty { return Self.noOptions }
         return MagpieParsedOptions(defaults.isEmpty ? options : defaults + options)
     }
+
+    /// Parsed once: most calls pass no options.
+    private static let noOptions = MagpieParsedOptions([])
 
     // MARK: Retrieving
 

@@ -177,8 +177,8 @@ struct CacheSerializerTests {
     }
 
     @Test func anInvalidQualityIsAnEncodingError() throws {
-        var image = try Self.gradient()
-        image.format = .jpeg
+        // Opaque: a translucent JPEG-format image would be stored as PNG, which has no quality.
+        let image = Image(pixels: try TestImages.gradient(width: 16, height: 16), format: .jpeg)
         do {
             _ = try DefaultCacheSerializer(jpegQuality: 0).data(with: image, original: nil)
             Issue.record("quality 0 was accepted")
@@ -201,5 +201,18 @@ struct CacheSerializerTests {
             Issue.record("expected unknownFormat, got \(String(describing: reason))")
             return
         }
+    }
+}
+
+extension CacheSerializerTests {
+    @Test func translucentJPEGImagesAreStoredAsPNGSoTheirAlphaSurvives() throws {
+        var pixels = try PixelBuffer(width: 8, height: 8, fill: .white)
+        pixels[0, 0] = .clear
+        let rounded = Image(pixels: pixels, format: .jpeg)
+        let data = try DefaultCacheSerializer.default.data(with: rounded, original: nil)
+        #expect(ImageFormat(sniffing: data) == .png)
+        #expect(try DefaultCacheSerializer.default.image(with: data, options: .default).pixels[0, 0].alpha == 0)
+        let opaque = Image(pixels: try PixelBuffer(width: 8, height: 8, fill: .white), format: .jpeg)
+        #expect(ImageFormat(sniffing: try DefaultCacheSerializer.default.data(with: opaque, original: nil)) == .jpeg)
     }
 }

@@ -1,0 +1,20 @@
+/// Shows that a target is loading: a spinner, a progress bar, a log line.
+///
+/// Every `startAnimating` is followed by exactly one `stopAnimating`, when the request that started
+/// it ends (image, failure, cancellation, or `setImage(with: nil)`); a request that replaces a
+/// loading one keeps the indicator running rather than stopping and restarting it.
+/// The methods run under the target's binding lock (see `ImageTarget`): keep them short and do
+/// not call back into the binding of the same target.
+public protocol Indicator: Sendable {
+    /// Loading began.
+    func startAnimating()
+    /// Loading ended.
+    func stopAnimating()
+    /// Bytes of the current request's download arrived.
+    func update(progress: DownloadProgress)
+}
+
+extension Indicator {
+    /// Ignores progress.
+    public func update(progress: DownloadProgress) {}
+}

@@ -1,0 +1,18 @@
+/// What a target shows while its image loads (and keeps when loading fails without `onFailureImage`).
+///
+/// `add` and `remove` run under the target's binding lock (see `ImageTarget`): they must not call
+/// back into the binding of the same target.
+public protocol Placeholder: Sendable {
+    /// Shows the placeholder on `target`.
+    func add(to target: any ImageTarget)
+    /// Takes the placeholder off `target`, just before the loaded image (or the failure image) is displayed.
+    func remove(from target: any ImageTarget)
+}
+
+/// An image is its own placeholder: it is displayed, and the loaded image simply replaces it.
+extension Image: Placeholder {
+    /// Displays this image on `target`.
+    public func add(to target: any ImageTarget) { target.display(self) }
+    /// Nothing: the next display replaces this image.
+    public func remove(from target: any ImageTarget) {}
+}

@@ -1,0 +1,215 @@
+import Synchronization
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Warms the caches with a list of images before they are shown, Kingfisher's `ImagePrefetcher`.
+///
+/// Sources already cached are skipped without a download (unless the options contain `forceRefresh`);
+/// the others go through `ImageManager.retrieveImage` with the prefetcher's options plus `waitForCache`,
+/// so a completed source is in the disk cache. At most `maxConcurrentDownloads` retrievals run at
+/// once, on a fixed pool of that many tasks, however long the list.
+///
+/// The progress block, the completion handler and the `outcomes` streams are fed one event at a
+/// time, in the order the sources finished, never concurrently and never under the prefetcher's
+/// lock (a callback may call `stop()`). A prefetcher runs once: after it ends, by finishing or by
+/// `stop()`, `start()` does nothing; make a new prefetcher to prefetch again.
+public final class ImagePrefetcher: Sendable {
+    /// The sources to prefetch, in the order they are started.
+    public let sources: [Source]
+    private let options: [MagpieOption]
+    private let manager: ImageManager
+    let progressBlock: PrefetcherProgressBlock?
+    let completionHandler: PrefetcherCompletionHandler?
+    let state = Mutex(PrefetcherState())
+
+    /// Prefetches `sources` through `manager`.
+    ///
+    /// - Parameters:
+    ///   - options: the options of every retrieval (`waitForCache` is added); `forceRefresh`
+    ///     downloads cached sources too.
+    ///   - progressBlock: called after every finished source with the lists so far.
+    ///   - completionHandler: called once, when every source finished or `stop()` was called.
+    public init(
+        sources: [Source], options: [MagpieOption] = [], manager: ImageManager = .shared,
+        progressBlock: PrefetcherProgressBlock? = nil, completionHandler: PrefetcherCompletionHandler? = nil
+    ) {
+        self.sources = sources
+        self.options = options
+        self.manager = manager
+        self.progressBlock = progressBlock
+        self.completionHandler = completionHandler
+    }
+
+    /// Prefetches `resources` (`file:` and `data:` URLs become provider sources).
+    public convenience init(
+        resources: [any Resource], options: [MagpieOption] = [], manager: ImageManager = .shared,
+        progressBlock: PrefetcherProgressBlock? = nil, completionHandler: PrefetcherCompletionHandler? = nil
+    ) {
+        self.init(
+            sources: resources.map { $0.convertToSource() }, options: options, manager: manager,
+            progressBlock: progressBlock, completionHandler: completionHandler)
+    }
+
+    /// Prefetches `urls`, each cached under its absolute string (`file:` and `data:` URLs are read without HTTP).
+    public convenience init(
+        urls: [URL], options: [MagpieOption] = [], manager: ImageManager = .shared,
+        progressBlock: PrefetcherProgressBlock? = nil, completionHandler: PrefetcherCompletionHandler? = nil
+    ) {
+        self.init(
+            sources: urls.map { $0.convertToSource() }, options: options, manager: manager,
+            progressBlock: progressBlock, completionHandler: completionHandler)
+    }
+
+    // MARK: Control
+
+    /// How many retrievals run at once; default 5, at least 1. Changes after `start()` are ignored.
+    public var maxConcurrentDownloads: Int {
+        get { state.withLock { $0.maxConcurrentDownloads } }
+        set { state.withLock { if $0.phase == .idle { $0.maxConcurrentDownloads = max(1, newValue) } } }
+    }
+
+    /// Starts prefetching. Does nothing if the prefetcher already started or ended (a stopped
+    /// prefetcher cannot be restarted). An empty list completes at once.
+    public func start() {
+        state.withLock { state in
+            guard state.phase == .idle else { return }
+            state.phase = .running
+            state.startedAt = .now
+            guard !sources.isEmpty else { return state.finish() }
+            let workerCount = min(state.maxConcurrentDownloads, sources.count)
+            state.workers = (0..<workerCount).map { _ in Task { await self.work() } }
+        }
+        deliverEvents()
+    }
+
+    /// Stops prefetching: cancels the running retrievals, fails every source that has not
+    /// finished (`RequestFailureReason.cancelled`, no progress call for them) and calls the
+    /// completion handler. Before `start()`, every source fails. Does nothing once ended.
+    ///
+    /// The completion handler has run when this returns, unless another thread is delivering
+    /// an earlier callback at that moment; it then runs right after, on that thread.
+    public func stop() {
+        let workers = state.withLock { state -> [Task<Void, Never>] in
+            guard state.phase != .finished else { return [] }
+            let unfinished = state.inFlight.sorted() + Array(state.next..<sources.count)
+            let notify = !state.subscribers.isEmpty
+            for index in unfinished {
+                let source = sources[index]
+                state.failed.append(source)
+                if notify { state.events.append(.outcome(.failed(source, ImageManager.cancelled(source)))) }
+            }
+            state.inFlight = []
+            state.next = sources.count
+            let workers = state.workers
+            state.finish()
+            return workers
+        }
+        for worker in workers { worker.cancel() }
+        deliverEvents()
+    }
+
+    /// Starts (unless started) and returns when the prefetch has ended and the completion handler
+    /// has run. Cancelling the calling task stops the prefetcher.
+    public func run() async -> PrefetchSummary {
+        start()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let ended = state.withLock { state -> PrefetchSummary? in
+                    guard state.completionDelivered else {
+                        state.waiters.append(continuation)
+                        return nil
+                    }
+                    return state.summary
+                }
+                if let ended { continuation.resume(returning: ended) }
+            }
+        } onCancel: {
+            stop()
+        }
+    }
+
+    // MARK: Observing
+
+    /// The lists so far and the time since `start()`.
+    public var summary: PrefetchSummary { state.withLock { $0.summary } }
+
+    /// True once every source finished or `stop()` was called.
+    public var isFinished: Bool { state.withLock { $0.phase == .finished } }
+
+    /// A new stream of the outcomes of the sources that finish from now on (subscribe before
+    /// `start()` to see all), finishing when the prefetch ends; already finished if it has ended.
+    /// Outcomes wait in the stream until read (completed ones hold their image), so read it or drop it.
+    public var outcomes: AsyncStream<PrefetchOutcome> {
+        let (stream, continuation) = AsyncStream.makeStream(of: PrefetchOutcome.self)
+        let id = state.withLock { state -> Int? in
+            guard !state.completionDelivered else { return nil }
+            defer { state.nextSubscriber += 1 }
+            state.subscribers[state.nextSubscriber] = continuation
+            return state.nextSubscriber
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        // A consumer that stops listening must not keep receiving (and buffering) outcomes.
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    // MARK: Working
+
+    /// One worker of the pool: takes the next source until none is left or the prefetcher stopped.
+    private func work() async {
+        let forceRefresh = manager.parse(options).forceRefresh
+        let retrievalOptions = options + [.waitForCache]
+        while let index = claim() {
+            let source = sources[index]
+            let outcome: PrefetchOutcome
+            let cached = forceRefresh ? CacheType.none : manager.cachedType(for: source, options: options)
+            if cached.cached {
+                outcome = .skipped(source, cached)
+            } else {
+                do {
+                    outcome = .completed(source, try await manager.retrieveImage(with: source, options: retrievalOptions))
+                } catch {
+                    outcome = .failed(source, ImageManager.magpieError(error, source: source))
+                }
+            }
+            record(outcome, index: index)
+            deliverEvents()
+        }
+    }
+
+    /// The index of the next source to prefetch, nil when none is left or the prefetcher ended.
+    private func claim() -> Int? {
+        state.withLock { state in
+            guard state.phase == .running, state.next < sources.count else { return nil }
+            defer { state.next += 1 }
+            state.inFlight.insert(state.next)
+            return state.next
+        }
+    }
+
+    /// Files the outcome of source `index`, unless `stop()` already failed it.
+    private func record(_ outcome: PrefetchOutcome, index: Int) {
+        let reportsProgress = progressBlock != nil
+        state.withLock { state in
+            guard state.phase == .running, state.inFlight.remove(index) != nil else { return }
+            switch outcome {
+            case .completed(let source, _): state.completed.append(source)
+            case .skipped(let source, _): state.skipped.append(source)
+            case .failed(let source, _): state.failed.append(source)
+            }
+            if !state.subscribers.isEmpty { state.events.append(.outcome(outcome)) }
+            if reportsProgress {
+                state.events.append(.progress(skipped: state.skipped.count, failed: state.failed.count, completed: state.completed.count))
+            }
+            if state.finishedCount == sources.count { state.finish() }
+        }
+    }
+}

@@ -1,0 +1,32 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Greyscale: every pixel becomes its Rec. 709 luma (0.2126 R + 0.7152 G + 0.0722 B on the
+/// stored values), alpha kept. Text form: `gray` (or `bw`).
+public struct BlackWhiteProcessor: ImageProcessor {
+    /// Creates the processor.
+    public init() {}
+
+    public var identifier: String { "gray" }
+
+    /// The greyscale image, every frame alike.
+    ///
+    /// - Throws: decoding errors for bad data.
+    public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
+        try processImage(item, options: options) { image in
+            try image.mapFrames { try PixelMath.map($0, Luma()) }
+        }
+    }
+
+    private struct Luma: PixelTransform {
+        @inline(__always)
+        func callAsFunction(_ pixel: SIMD4<Float>) -> SIMD4<Float> {
+            var result = SIMD4(repeating: (pixel * PixelMath.luma709).sum())
+            result.w = pixel.w
+            return result
+        }
+    }
+}

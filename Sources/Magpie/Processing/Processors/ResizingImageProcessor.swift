@@ -1,0 +1,74 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// How an image is sized relative to a reference size.
+public enum ContentMode: String, Sendable {
+    /// Stretch to exactly the reference size, ignoring the aspect ratio.
+    case none
+    /// Keep the aspect ratio and fit inside the reference size (one side equals it).
+    case aspectFit
+    /// Keep the aspect ratio and cover the reference size (one side equals it, the other is larger).
+    case aspectFill
+
+    /// The word used in text forms: `none`, `fit` or `fill`.
+    var specName: String {
+        switch self {
+        case .none: "none"
+        case .aspectFit: "fit"
+        case .aspectFill: "fill"
+        }
+    }
+
+    /// Parses the text-form word (`stretch` is an alias of `none`); nil when unknown.
+    init?(specName: String) {
+        switch specName.lowercased() {
+        case "none", "stretch": self = .none
+        case "fit", "aspectfit": self = .aspectFit
+        case "fill", "aspectfill": self = .aspectFill
+        default: return nil
+        }
+    }
+}
+
+/// Resizes images to a reference size with Lanczos-3, stretching, fitting or filling.
+///
+/// Enlarging is allowed; `.aspectFill` does not crop (combine with `CroppingImageProcessor`
+/// for that). Text form: `resize:WxH[:none|fit|fill]`, for example `resize:256x256:fit`.
+public struct ResizingImageProcessor: ImageProcessor {
+    /// The size the result is measured against, in pixels.
+    public let referenceSize: PixelSize
+    /// How the aspect ratio is treated.
+    public let mode: ContentMode
+
+    /// A processor resizing to `referenceSize` with `mode`.
+    public init(referenceSize: PixelSize, mode: ContentMode = .none) {
+        self.referenceSize = referenceSize
+        self.mode = mode
+    }
+
+    public var identifier: String { "resize:\(referenceSize):\(mode.specName)" }
+
+    /// The resized image, every frame alike.
+    ///
+    /// - Throws: `ProcessingFailureReason.invalidParameter` for a non-positive size; decoding errors for bad data.
+    public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
+        guard referenceSize.width > 0, referenceSize.height > 0 else {
+            throw MagpieError.processingFailed(reason: .invalidParameter(processor: identifier, message: "size must be positive"))
+        }
+        return try processImage(item, options: options) { image in
+            try image.resized(to: targetSize(for: image.pixelSize))
+        }
+    }
+
+    /// The output size for an input of `size`.
+    func targetSize(for size: PixelSize) -> PixelSize {
+        switch mode {
+        case .none: referenceSize
+        case .aspectFit: size.fitting(in: referenceSize)
+        case .aspectFill: size.filling(referenceSize)
+        }
+    }
+}

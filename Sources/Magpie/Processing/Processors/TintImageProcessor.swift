@@ -1,0 +1,46 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Paints `tint` over the image at the tint's alpha, only where the image is (source-atop):
+/// colour becomes `tint × a + colour × (1 − a)` with `a` the tint's alpha, and the image's
+/// alpha is kept. Kingfisher's `TintImageProcessor`. Text form: `tint:RRGGBBAA`.
+public struct TintImageProcessor: ImageProcessor {
+    /// The colour painted over the image; its alpha is how strongly.
+    public let tint: RGBAColor
+
+    /// A processor tinting with `tint`.
+    public init(tint: RGBAColor) {
+        self.tint = tint
+    }
+
+    public var identifier: String { "tint:\(tint.hex)" }
+
+    /// The tinted image, every frame alike.
+    ///
+    /// - Throws: decoding errors for bad data.
+    public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
+        let colour = PixelMath.unit(tint)
+        let mix = ColourMix(added: colour * colour.w, kept: 1 - colour.w)
+        return try processImage(item, options: options) { image in
+            try image.mapFrames { try PixelMath.map($0, mix) }
+        }
+    }
+}
+
+/// `added + colour × kept` on the colour channels, alpha times `alphaScale`: tint and overlay;
+/// Blend also uses it with `alphaScale` to fade an image.
+struct ColourMix: PixelTransform {
+    let added: SIMD4<Float>
+    let kept: Float
+    var alphaScale: Float = 1
+
+    @inline(__always)
+    func callAsFunction(_ pixel: SIMD4<Float>) -> SIMD4<Float> {
+        var result = added + pixel * kept
+        result.w = pixel.w * alphaScale
+        return result
+    }
+}
