@@ -28,11 +28,18 @@ public final class FailedURLList: Sendable {
     }
 
     /// Whether `error` is one the list remembers: not transient, not a cancellation.
+    ///
+    /// Failures that depend on the request rather than the URL are not permanent either: size
+    /// limits (another caller may allow more or decode smaller), a refused redirect (the handler
+    /// is per request), 401/403 (credentials come from the request modifier).
     public static func isPermanent(_ error: MagpieError) -> Bool {
         if error.isTransient || error.isCancellation { return false }
+        if let status = error.statusCode, status == 401 || status == 403 { return false }
+        if case .tooLarge? = error.decodingReason { return false }
         switch error {
         case .requestFailed(reason: .recentlyFailed), .requestFailed(reason: .cancelledByModifier),
-            .requestFailed(reason: .dataProviderFailed), .processingFailed, .cacheFailed, .encodingFailed:
+            .requestFailed(reason: .dataProviderFailed), .requestFailed(reason: .redirectRefused),
+            .responseFailed(reason: .tooLarge), .processingFailed, .cacheFailed, .encodingFailed:
             return false
         default:
             return true

@@ -29,7 +29,7 @@ extension ImageManager {
         if !skipCaches, !options.onlyFromCache, options.revalidate || options.respectCacheControl,
             case .network(let resource) = source
         {
-            switch try await checkFreshness(request, url: resource.downloadURL, progress: progress) {
+            switch try await freshnessServingStaleOnTransientError(request, url: resource.downloadURL, progress: progress) {
             case .fresh: break
             case .stale: skipCaches = true
             case .notModified(let metrics): revalidation = metrics
@@ -71,8 +71,15 @@ extension ImageManager {
             let found = try await request.cache.retrieveImage(forKey: request.key, options: request.retrieval)
             return found.image.map { ($0, found.cacheType) }
         } catch {
-            logger.warning("cached image unusable, removing it", metadata: ["key": "\(request.key)", "error": "\(error)"])
-            try? await request.cache.removeImage(forKey: request.key, processorIdentifier: request.variantIdentifier)
+            // Only damaged bytes are removed: a read error, or limits stricter than this caller's
+            // (a decode `tooLarge`), say nothing about the entry, which other callers can still use.
+            switch (error as? MagpieError)?.decodingReason {
+            case .emptyData?, .unknownFormat?, .corruptData?, .truncatedData?:
+                logger.warning("cached image damaged, removing it", metadata: ["key": "\(request.key)", "error": "\(error)"])
+                try? await request.cache.removeImage(forKey: request.key, processorIdentifier: request.variantIdentifier)
+            default:
+                logger.warning("cached image unreadable, treated as a miss", metadata: ["key": "\(request.key)", "error": "\(error)"])
+            }
             return nil
         }
     }
@@ -221,6 +228,19 @@ extension ImageManager {
 
     // MARK: Freshness
 
+    /// `checkFreshness`, except that a transient failure of the conditional request (offline,
+    /// timeout, 5xx) serves what is cached rather than failing (stale-if-error).
+    private func freshnessServingStaleOnTransientError(
+        _ request: RetrievalRequest, url: URL, progress: DownloadProgressHandler?
+    ) async throws -> Freshness {
+        do {
+            return try await checkFreshness(request, url: url, progress: progress)
+        } catch let error as MagpieError where error.isTransient {
+            logger.info("revalidation failed, serving the cached copy", metadata: ["url": "\(url)", "error": "\(error)"])
+            return .fresh
+        }
+    }
+
     /// With `revalidate`: a conditional request whenever a disk entry has validators. With
     /// `respectCacheControl`: only when the entry is older than its stored `max-age`.
     private func checkFreshness(_ request: RetrievalRequest, url: URL, progress: DownloadProgressHandler?) async throws -> Freshness {
@@ -237,7 +257,9 @@ extension ImageManager {
         guard let (disk, _, metadata) = stored.first else { return .fresh }
         if !options.revalidate {
             guard let maxAge = metadata.validators.maxAge else { return .fresh }
-            if disk.config.clock.now().timeIntervalSince(metadata.created) < maxAge { return .fresh }
+            // A variant made later from the original is as old as the original's response.
+            let validated = stored.map(\.2.created).min() ?? metadata.created
+            if disk.config.clock.now().timeIntervalSince(validated) < maxAge { return .fresh }
         }
         let validators = metadata.validators
         guard validators.etag != nil || validators.lastModified != nil else { return options.revalidate ? .fresh : .stale }

@@ -144,7 +144,9 @@ public final class ImageManager: Sendable {
         return RetrieveImageTask(source: source) {
             let result: Result<RetrieveImageResult, MagpieError>
             do {
-                result = .success(try await self.retrieveImage(with: source, options: options, progress: progress))
+                let value = try await self.retrieveImage(with: source, options: options, progress: progress)
+                // A cache hit finishes without noticing a cancel(); the handler still hears the cancel it asked for.
+                result = Task.isCancelled ? .failure(Self.cancelled(source)) : .success(value)
             } catch {
                 result = .failure(Self.magpieError(error, source: source))
             }

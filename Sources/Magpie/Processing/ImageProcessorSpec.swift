@@ -147,7 +147,8 @@ extension RGBAColor {
     /// Parses `RRGGBB` or `RRGGBBAA` (optionally after `#`); nil when malformed.
     public init?(hex text: String) {
         let digits = text.hasPrefix("#") ? text.dropFirst() : Substring(text)
-        guard digits.count == 6 || digits.count == 8, let value = UInt32(digits, radix: 16) else { return nil }
+        guard digits.count == 6 || digits.count == 8, digits.allSatisfy(\.isHexDigit), let value = UInt32(digits, radix: 16)
+        else { return nil }
         let full = digits.count == 6 ? value << 8 | 0xFF : value
         self.init(
             red: UInt8(full >> 24), green: UInt8((full >> 16) & 0xFF), blue: UInt8((full >> 8) & 0xFF),

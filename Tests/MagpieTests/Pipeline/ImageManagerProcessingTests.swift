@@ -292,3 +292,43 @@ final class CountingProcessor: ImageProcessor {
         return image
     }
 }
+
+extension ImageManagerProcessingTests {
+    @Test func aRequestWithItsOwnModifierDoesNotJoinAnotherCallersMiss() async throws {
+        let fixture = try await Fixture.start()
+        let manager = fixture.manager(fixture.cache())
+        let url = fixture.url("/slow/noise.png?chunk=65536&delay=30")
+        let token = AnyModifier { request in
+            var request = request
+            request.setValue("secret", forHeader: "Authorization")
+            return request
+        }
+        async let plain = manager.retrieveImage(with: url)
+        async let authorized = manager.retrieveImage(with: url, options: [.requestModifier(token)])
+        _ = try await (plain, authorized)
+        #expect(fixture.origin.requestCount(path: "/slow/noise.png") == 2)
+        #expect(manager.statistics.coalesced == 0)
+        try await fixture.stop()
+    }
+
+    @Test func requestDependentFailuresAreNotRemembered() {
+        let url = URL(string: "https://example.com/a.png")!
+        let response = HTTPResponseInfo(url: url, statusCode: 403, headers: [])
+        #expect(!FailedURLList.isPermanent(.responseFailed(reason: .badStatus(response))))
+        #expect(!FailedURLList.isPermanent(.responseFailed(reason: .tooLarge(response, limit: 10, declared: nil))))
+        #expect(!FailedURLList.isPermanent(.decodingFailed(reason: .tooLarge(.png, message: "limit"))))
+        #expect(!FailedURLList.isPermanent(.requestFailed(reason: .redirectRefused(url, location: url))))
+        #expect(FailedURLList.isPermanent(.responseFailed(reason: .badStatus(HTTPResponseInfo(url: url, statusCode: 404, headers: [])))))
+    }
+
+    @Test func aTransientRevalidationFailureServesTheCachedCopy() async throws {
+        let fixture = try await Fixture.start()
+        let cache = fixture.cache()
+        let url = fixture.url("/status/503")
+        try cache.diskStorage?.store(OriginFixture.png, forKey: url.absoluteString, validators: .init(etag: "\"v1\"", maxAge: 10))
+        let result = try await fixture.manager(cache).retrieveImage(with: url, options: [.revalidate])
+        #expect(result.cacheType == .disk && !result.revalidated && result.image.width == 64)
+        #expect(fixture.origin.requestCount(path: "/status/503") == 1)
+        try await fixture.stop()
+    }
+}
