@@ -59,7 +59,7 @@ extension ImageManager {
         return result
     }
 
-    /// The variant from memory or disk; nil on a miss. An entry that cannot be decoded is
+    /// The variant from memory or disk; nil on a miss. An entry whose bytes are damaged is
     /// removed and counts as a miss, so a damaged cache heals by downloading again.
     private func cachedVariant(_ request: RetrievalRequest) async -> (image: Image, cacheType: CacheType)? {
         if let image = request.cache.memoryImage(
