@@ -93,40 +93,71 @@ public enum MagpieOption: Sendable {
 
 /// `[MagpieOption]` parsed into fields.
 public struct MagpieParsedOptions: Sendable {
+    /// See `MagpieOption.targetCache`.
     public var targetCache: ImageCache?
+    /// See `MagpieOption.originalCache`.
     public var originalCache: ImageCache?
+    /// See `MagpieOption.forceRefresh`.
     public var forceRefresh = false
+    /// See `MagpieOption.fromMemoryCacheOrRefresh`.
     public var fromMemoryCacheOrRefresh = false
+    /// See `MagpieOption.cacheMemoryOnly`.
     public var cacheMemoryOnly = false
+    /// See `MagpieOption.waitForCache`.
     public var waitForCache = false
+    /// See `MagpieOption.onlyFromCache`.
     public var onlyFromCache = false
     /// nil: originals are stored as the bytes that came in, processed images by `DefaultCacheSerializer`.
     public var cacheSerializer: (any CacheSerializer)?
+    /// See `MagpieOption.cacheOriginalImage`.
     public var cacheOriginalImage = false
+    /// See `MagpieOption.memoryCacheExpiration`.
     public var memoryCacheExpiration: StorageExpiration?
+    /// See `MagpieOption.memoryCacheAccessExtendingExpiration`.
     public var memoryCacheAccessExtendingExpiration: ExpirationExtending?
+    /// See `MagpieOption.diskCacheExpiration`.
     public var diskCacheExpiration: StorageExpiration?
+    /// See `MagpieOption.diskCacheAccessExtendingExpiration`.
     public var diskCacheAccessExtendingExpiration: ExpirationExtending?
+    /// See `MagpieOption.revalidate`.
     public var revalidate = false
+    /// See `MagpieOption.respectCacheControl`.
     public var respectCacheControl = false
+    /// See `MagpieOption.downloader`.
     public var downloader: ImageDownloader?
+    /// See `MagpieOption.downloadPriority`.
     public var downloadPriority: Double = 0.5
+    /// See `MagpieOption.downloadTimeout`.
     public var downloadTimeout: Duration?
+    /// See `MagpieOption.requestModifier`.
     public var requestModifier: (any ImageDownloadRequestModifier)?
+    /// See `MagpieOption.redirectHandler`.
     public var redirectHandler: (any ImageDownloadRedirectHandler)?
+    /// See `MagpieOption.retryStrategy`.
     public var retryStrategy: (any RetryStrategy)?
+    /// See `MagpieOption.alternativeSources`.
     public var alternativeSources: [Source] = []
+    /// See `MagpieOption.retryFailed`.
     public var retryFailed = false
+    /// See `MagpieOption.decodingOptions`.
     public var decodingOptions: ImageDecodingOptions = .default
+    /// See `MagpieOption.backgroundDecode`.
     public var backgroundDecode = false
+    /// See `MagpieOption.scaleFactor`.
     public var scaleFactor: Double?
     /// From `onlyLoadFirstFrame` (true) or `preloadAllAnimationData` (false), whichever came last.
     public var onlyFirstFrame: Bool?
+    /// See `MagpieOption.processor`.
     public var processor: any ImageProcessor = DefaultImageProcessor.default
+    /// See `MagpieOption.downsampling`.
     public var downsampling: PixelSize?
+    /// See `MagpieOption.imageModifier`.
     public var imageModifier: (any ImageModifier)?
+    /// See `MagpieOption.callbackQueue`.
     public var callbackQueue: CallbackQueue = .untouch
+    /// See `MagpieOption.onFailureImage`.
     public var onFailureImage: Image??
+    /// See `MagpieOption.keepCurrentImageWhileLoading`.
     public var keepCurrentImageWhileLoading = false
 
     /// Parses `options`.

@@ -31,6 +31,7 @@ public enum CornerRadius: Sendable, Hashable {
 
 /// A set of rectangle corners.
 public struct RectCorner: OptionSet, Sendable, Hashable {
+    /// The corners as bits (topLeft 1, topRight 2, bottomLeft 4, bottomRight 8).
     public let rawValue: Int
 
     /// Creates a set from its bits.
