@@ -222,14 +222,14 @@ struct DownloadPolicyTests {
             let stalled = Task {
                 try await downloader.downloadData(with: URL(string: origin.url("/stall/pic.png"))!, options: ImageDownloadOptions(timeout: .seconds(10)))
             }
-            for _ in 0..<100 where origin.requestCount(path: "/stall/pic.png") == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            for _ in 0..<1000 where origin.requestCount(path: "/stall/pic.png") == 0 { try await Task.sleep(for: .milliseconds(10)) }
             let other = try await downloader.downloadData(with: URL(string: "http://localhost:\(origin.port)/img/pic.png")!)
             #expect(other.data == OriginFixture.png)
             // A second request to the stalled host waits for its slot.
             let queued = Task { try await downloader.downloadData(with: URL(string: origin.url("/img/photo.jpg"))!) }
-            try await Task.sleep(for: .milliseconds(200))
-            #expect(origin.requestCount(path: "/img/photo.jpg") == 0)
+            for _ in 0..<1000 where downloader.queuedDownloadCount == 0 { try await Task.sleep(for: .milliseconds(10)) }
             #expect(downloader.queuedDownloadCount == 1)
+            #expect(origin.requestCount(path: "/img/photo.jpg") == 0)
             stalled.cancel()
             #expect(try await queued.value.data == OriginFixture.jpeg)
         }

@@ -151,7 +151,8 @@ import Testing
         let reader = Task { try await fetch(origin.url("/stall/a.png?after=10")) }
         #expect(await eventually { origin.activeStreams == 1 })
         let stopDuration = await ContinuousClock().measure { await origin.stop() }
-        #expect(stopDuration < .seconds(1))
+        // Generous: the point is "not the 10 s graceful-shutdown wait", on a loaded 2-core machine.
+        #expect(stopDuration < .seconds(5))
         let result = try await reader.value
         #expect(result.error != nil)
         // At most the 10 bytes sent: AsyncHTTPClient may drop body parts it had not handed out when the connection
@@ -351,7 +352,8 @@ import Testing
         let origin = try await ImageOrigin.start(assets: Self.assets)
         _ = try await fetch(origin.url("/img/a.png"))  // leaves a keep-alive connection in the shared client's pool
         let stopDuration = await ContinuousClock().measure { await origin.stop() }
-        #expect(stopDuration < .seconds(1))
+        // Generous: the point is "not the 10 s graceful-shutdown wait", on a loaded 2-core machine.
+        #expect(stopDuration < .seconds(5))
         await origin.stop()  // a second stop is harmless
     }
 
