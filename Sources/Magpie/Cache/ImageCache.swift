@@ -194,8 +194,8 @@ public final class ImageCache: Sendable {
         }
     }
 
-    /// The image under an already computed memory key, counted as a memory hit or miss (the
-    /// manager's fast path: it knows the key, so the key is not built twice).
+    /// The image under an already computed memory key, counted as a memory hit when found (the
+    /// manager's fast path: it knows the key; on a miss it goes on to `retrieveImage`, which counts the miss).
     func memoryImage(forMemoryKey memoryKey: String, extending: ExpirationExtending?) -> Image? {
         guard let image = memoryStorage.value(forKey: memoryKey, extendingExpiration: extending) else { return nil }
         counters.memoryHits.increment()

@@ -118,7 +118,4 @@ final class ProcessingCoalescer: Sendable {
         waiter?.continuation.resume(throwing: cancelled)
         task?.cancel()
     }
-
-    /// Keys with work running (for tests and statistics).
-    var activeCount: Int { state.withLock { $0.entries.count } }
 }
