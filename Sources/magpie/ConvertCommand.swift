@@ -40,7 +40,7 @@ struct ConvertCommand: ParsableCommand {
         if let maxSize, PixelSize(parsing: maxSize) == nil {
             throw ValidationError("--max-size must look like 256x256")
         }
-        _ = try FetchCommand.processor(from: processor)
+        _ = try processorOption(processor)
         guard outputFormat != nil else {
             throw ValidationError("cannot tell the output format: use --format jpeg|png|gif|webp or a known extension")
         }
@@ -61,7 +61,7 @@ struct ConvertCommand: ParsableCommand {
             // Downsampling first lets the decoder skip resolution (JPEG DCT scaling) before any processing.
             var chain: any ImageProcessor = DefaultImageProcessor.default
             if let box { chain = DownsamplingImageProcessor(size: box) }
-            if let processor = try FetchCommand.processor(from: processor) { chain = chain.append(another: processor) }
+            if let processor = try processorOption(processor) { chain = chain.append(another: processor) }
             guard let image = try chain.process(item: .data(data), options: MagpieParsedOptions([])) else {
                 throw MagpieError.processingFailed(reason: .processorFailed(identifier: chain.identifier))
             }

@@ -50,18 +50,7 @@ struct FetchCommand: AsyncParsableCommand {
         guard !(forceRefresh && onlyFromCache) else { throw ValidationError("--force-refresh and --only-from-cache exclude each other") }
         guard !(revalidate && onlyFromCache) else { throw ValidationError("--revalidate and --only-from-cache exclude each other") }
         if let downsample, PixelSize(parsing: downsample) == nil { throw ValidationError("--downsample must look like 256x256") }
-        _ = try Self.processor(from: processor)
-    }
-
-    /// The processor a `--processor` spec describes; a bad spec is a usage error naming the bad part.
-    static func processor(from spec: String?) throws -> (any ImageProcessor)? {
-        guard let spec else { return nil }
-        do {
-            return try ImageProcessorSpec.parse(spec)
-        } catch let error as MagpieError {
-            guard case .processingFailed(.invalidSpecification(let part, let message)) = error else { throw error }
-            throw ValidationError("--processor: bad part \"\(part)\": \(message)")
-        }
+        _ = try processorOption(processor)
     }
 
     func run() async throws {
@@ -77,7 +66,7 @@ struct FetchCommand: AsyncParsableCommand {
         let manager = ImageManager(downloader: downloader, cache: cache)
         // The process exits right after: disk writes must be finished before a result is reported.
         var options: [MagpieOption] = [.waitForCache]
-        if let processor = try Self.processor(from: processor) { options.append(.processor(processor)) }
+        if let processor = try processorOption(processor) { options.append(.processor(processor)) }
         if let size = downsample.flatMap(PixelSize.init(parsing:)) { options.append(.downsampling(size)) }
         if cacheOriginal { options.append(.cacheOriginalImage) }
         if forceRefresh { options.append(.forceRefresh) }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Magpie
 
 /// The `magpie` command line tool: a thin layer over the Magpie library.
 @main
@@ -40,4 +41,16 @@ func jsonLine(_ object: [String: Any?]) -> String {
     guard let data = try? JSONSerialization.data(withJSONObject: cleaned, options: [.sortedKeys, .withoutEscapingSlashes])
     else { return "{}" }
     return String(decoding: data, as: UTF8.self)
+}
+
+/// The processor a `--processor` spec describes (nil without one); a bad spec is a usage error
+/// (exit 2) naming the bad part. Shared by `fetch` and `convert`.
+func processorOption(_ spec: String?) throws -> (any ImageProcessor)? {
+    guard let spec else { return nil }
+    do {
+        return try ImageProcessorSpec.parse(spec)
+    } catch let error as MagpieError {
+        guard case .processingFailed(.invalidSpecification(let part, let message)) = error else { throw error }
+        throw ValidationError("--processor: bad part \"\(part)\": \(message)")
+    }
 }

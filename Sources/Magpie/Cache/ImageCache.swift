@@ -163,10 +163,13 @@ public final class ImageCache: Sendable {
     public func retrieveImage(forKey key: String, options: ImageCacheRetrievalOptions = .init()) async throws -> ImageCacheResult {
         let computed = Self.computedKey(key, processorIdentifier: options.processorIdentifier)
         let memoryKey = Self.memoryKey(computed, decodingOptions: options.decodingOptions)
-        if let image = memoryStorage.value(forKey: memoryKey, extendingExpiration: options.memoryAccessExtending) {
-            counters.memoryHits.increment()
-            return .memory(image)
-        }
+        if let image = memoryImage(forMemoryKey: memoryKey, extending: options.memoryAccessExtending) { return .memory(image) }
+        return try await diskImage(computed: computed, memoryKey: memoryKey, options: options)
+    }
+
+    /// The memory miss of `retrieveImage`, counted, then the disk layer (the decoded image is
+    /// promoted to memory). Callers that already looked in memory start here.
+    func diskImage(computed: String, memoryKey: String, options: ImageCacheRetrievalOptions) async throws -> ImageCacheResult {
         counters.memoryMisses.increment()
         guard !options.memoryOnly, diskStorage != nil else { return .none }
         guard let image = try await sharedDiskDecode(computed, memoryKey: memoryKey, options: options) else {
@@ -194,8 +197,8 @@ public final class ImageCache: Sendable {
         }
     }
 
-    /// The image under an already computed memory key, counted as a memory hit when found (the
-    /// manager's fast path: it knows the key; on a miss it goes on to `retrieveImage`, which counts the miss).
+    /// The image under an already computed memory key, counted as a memory hit when found (a
+    /// miss is counted by `diskImage`, which follows).
     func memoryImage(forMemoryKey memoryKey: String, extending: ExpirationExtending?) -> Image? {
         guard let image = memoryStorage.value(forKey: memoryKey, extendingExpiration: extending) else { return nil }
         counters.memoryHits.increment()

@@ -42,11 +42,14 @@ extension ImageManager {
                 originalData: nil, revalidated: revalidation != nil, downloadMetrics: revalidation)
             return deliver(result, request: request, originalSource: originalSource)
         }
-        let missSkipsCaches = skipCaches
-        let result = try await coalescer.run(
-            key: request.coalescingKey(skipCaches: skipCaches), cancelled: Self.cancelled(source), progress: progress
-        ) { progress in
-            try await self.produce(request, skipCaches: missSkipsCaches, progress: progress)
+        let result: RetrieveImageResult
+        if let key = request.coalescingKey(skipCaches: skipCaches) {
+            let missSkipsCaches = skipCaches
+            result = try await coalescer.run(key: key, cancelled: Self.cancelled(source), progress: progress) { progress in
+                try await self.produce(request, skipCaches: missSkipsCaches, progress: progress)
+            }
+        } else {
+            result = try await produce(request, skipCaches: skipCaches, progress: progress ?? { _ in })
         }
         return deliver(result, request: request, originalSource: originalSource)
     }
@@ -68,7 +71,9 @@ extension ImageManager {
             return (image, .memory)
         }
         do {
-            let found = try await request.cache.retrieveImage(forKey: request.key, options: request.retrieval)
+            let found = try await request.cache.diskImage(
+                computed: ImageCache.computedKey(request.key, processorIdentifier: request.variantIdentifier),
+                memoryKey: request.memoryKey, options: request.retrieval)
             return found.image.map { ($0, found.cacheType) }
         } catch {
             // Only damaged bytes are removed: a read error, or limits stricter than this caller's

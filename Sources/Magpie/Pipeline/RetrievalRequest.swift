@@ -67,13 +67,14 @@ struct RetrievalRequest: Sendable {
     /// Requests with equal keys want the same result and may share one run of the miss path,
     /// which runs with the first caller's options: so every option that changes how the miss
     /// path runs is in the key, and a request that brings its own network behaviour (modifier,
-    /// redirect handler, retry strategy, downloader, timeout, serializer, limits) shares with nobody.
-    func coalescingKey(skipCaches: Bool) -> String {
+    /// redirect handler, retry strategy, downloader, timeout, serializer, limits) shares with
+    /// nobody (nil).
+    func coalescingKey(skipCaches: Bool) -> String? {
         if options.requestModifier != nil || options.redirectHandler != nil || options.retryStrategy != nil
             || options.downloader != nil || options.downloadTimeout != nil || options.cacheSerializer != nil
             || decoding.limits != .default
         {
-            return "unshared|" + UUID().uuidString
+            return nil
         }
         var parts = "\(ObjectIdentifier(cache).hashValue)|\(ObjectIdentifier(originalCache).hashValue)|" + memoryKey
         if skipCaches { parts += "|refresh" }
