@@ -72,7 +72,9 @@ let package = Package(
             name: "magpie",
             dependencies: [
                 "Magpie",
+                "MagpieOrigin",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(

@@ -10,8 +10,7 @@ struct CacheCommand: ParsableCommand {
 
     /// Options shared by the cache subcommands.
     struct Location: ParsableArguments {
-        @Option(name: .customLong("cache-dir"), help: "Parent folder of the cache (default $XDG_CACHE_HOME/magpie).")
-        var cacheDirectory: String?
+        @OptionGroup var global: GlobalOptions
 
         @Option(help: "The cache's name (its folder below --cache-dir).")
         var name = "default"
@@ -23,8 +22,8 @@ struct CacheCommand: ParsableCommand {
         var json = false
 
         func open() throws -> DiskStorage {
-            let directory = cacheDirectory.map { URL(fileURLWithPath: $0) } ?? DiskStorage.Config.defaultDirectory
-            return try DiskStorage(config: .init(name: name, directory: directory, sizeLimit: sizeLimit))
+            global.bootstrapLogging()
+            return try DiskStorage(config: .init(name: name, directory: global.cacheRoot, sizeLimit: sizeLimit))
         }
 
         func report(_ storage: DiskStorage, extra: [String: Any?] = [:]) throws {

@@ -32,6 +32,8 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "Process the image with this chain (see below), e.g. resize:256x256:fill|crop:256x256|blur:2; after --max-size.")
     var processor: String?
 
+    @OptionGroup var global: GlobalOptions
+
     @Flag(help: "Print the result as one JSON object.")
     var json = false
 

@@ -12,8 +12,7 @@ struct FetchCommand: AsyncParsableCommand {
     @Argument(help: "http(s), file: or data: URLs (a plain path is read as a file).")
     var urls: [String]
 
-    @Option(name: .customLong("cache-dir"), help: "Parent folder of the cache (default $XDG_CACHE_HOME/magpie).")
-    var cacheDirectory: String?
+    @OptionGroup var global: GlobalOptions
 
     @Option(help: "The cache's name (its folder below --cache-dir).")
     var name = "default"
@@ -54,7 +53,8 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let directory = cacheDirectory.map { URL(fileURLWithPath: $0) } ?? DiskStorage.Config.defaultDirectory
+        global.bootstrapLogging()
+        let directory = global.cacheRoot
         let cache = ImageCache(name: name, diskConfig: DiskStorage.Config(name: name, directory: directory))
         if let error = cache.diskError {
             report(["error": "\(error)"], line: "fetch: \(error)")

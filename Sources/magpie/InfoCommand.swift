@@ -10,6 +10,8 @@ struct InfoCommand: ParsableCommand {
     @Argument(help: "Image files to inspect.")
     var files: [String]
 
+    @OptionGroup var global: GlobalOptions
+
     @Flag(help: "One JSON object per line: path, format, width, height, frames, loopCount, bytes (or path, error).")
     var json = false
 

@@ -10,6 +10,8 @@ struct MagpieCommand: AsyncParsableCommand {
         abstract: "Fetch, cache, decode, inspect and convert images with Magpie.",
         subcommands: [InfoCommand.self, ConvertCommand.self, FetchCommand.self, CacheCommand.self, SampleCommand.self])
 
+    @OptionGroup var global: GlobalOptions
+
     /// Exit codes: 0 success, 1 some items failed, 2 usage error (ArgumentParser's default is 64).
     static func main() async {
         do {

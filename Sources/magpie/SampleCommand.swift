@@ -12,6 +12,11 @@ struct SampleCommand: ParsableCommand {
     @Argument(help: "Folder to write into (created if missing).")
     var directory: String
 
+    @OptionGroup var global: GlobalOptions
+
+    @Flag(help: "One JSON object per file: path, format, bytes.")
+    var json = false
+
     func run() throws {
         let folder = URL(fileURLWithPath: directory)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -30,7 +35,8 @@ struct SampleCommand: ParsableCommand {
         files.append(("truncated.jpg", jpeg.prefix(jpeg.count / 2)))
         for (name, data) in files {
             try data.write(to: folder.appendingPathComponent(name), options: .atomic)
-            print(folder.appendingPathComponent(name).path)
+            let path = folder.appendingPathComponent(name).path
+            print(json ? jsonLine(["path": path, "format": data.mg.imageFormat.rawValue, "bytes": data.count]) : path)
         }
     }
 }

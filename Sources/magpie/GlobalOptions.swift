@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Magpie
+
+/// Options every subcommand accepts: where the cache lives, how much to log, whether to colour.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .customLong("cache-dir"), help: "Parent folder of the caches (default $XDG_CACHE_HOME/magpie, else ~/.cache/magpie).")
+    var cacheDirectory: String?
+
+    @Flag(name: .shortAndLong, help: "Log the library's work to stderr: -v info, -vv debug, -vvv trace.")
+    var verbose: Int
+
+    @Flag(name: .customLong("no-color"), help: "Plain text: no ANSI colours (also when NO_COLOR is set or output is not a terminal).")
+    var noColor = false
+
+    /// The folder that holds the named caches.
+    var cacheRoot: URL {
+        cacheDirectory.map { URL(fileURLWithPath: $0) } ?? DiskStorage.Config.defaultDirectory
+    }
+
+    /// The log level `--verbose` asks for; errors only without it.
+    var logLevel: Logger.Level {
+        switch verbose {
+        case 0: .error
+        case 1: .info
+        case 2: .debug
+        default: .trace
+        }
+    }
+
+    /// Routes swift-log to stderr at the chosen level. Call once, first thing in `run()`, before any
+    /// library object (they create their loggers when they are made).
+    func bootstrapLogging() {
+        let level = logLevel
+        LoggingBootstrap.once {
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+        }
+    }
+
+    /// Whether to colour what goes to `stream`: a terminal, no `--no-color`, no `NO_COLOR`, `TERM` not `dumb`.
+    func usesColor(on stream: Terminal.Stream) -> Bool {
+        let environment = ProcessInfo.processInfo.environment
+        guard !noColor, environment["NO_COLOR"].map({ $0.isEmpty }) ?? true, environment["TERM"] != "dumb" else { return false }
+        return Terminal.isTTY(stream)
+    }
+
+    /// ANSI styling for `stream`, switched off when colour is not wanted there.
+    func style(for stream: Terminal.Stream) -> TextStyle {
+        TextStyle(enabled: usesColor(on: stream))
+    }
+}
+
+/// `LoggingSystem.bootstrap` may run only once per process.
+private enum LoggingBootstrap {
+    nonisolated(unsafe) private static var done = false
+    private static let lock = NSLock()
+
+    static func once(_ body: () -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !done else { return }
+        done = true
+        body()
+    }
+}
