@@ -4,12 +4,15 @@ import Hummingbird
 ///
 /// Every loop checks `state.isStopping` (and sleeps in short slices) so `ImageOrigin.stop()` never waits on them.
 extension OriginRoutes {
-    /// `/slow/NAME?chunk=BYTES&delay=MS`: the whole asset in `chunk`-byte pieces with `delay` ms between them.
+    /// `/slow/NAME?chunk=BYTES&delay=MS`: the whole asset in `chunk`-byte pieces with `delay` ms between them
+    /// (a matching `If-None-Match` / `If-Modified-Since` gets an immediate `304`).
     func slowResponse(name: String, request: Request) -> Response {
         guard let asset = state.asset(named: name) else { return missingAsset(name) }
         guard let chunk = Self.intParameter("chunk", in: request, default: 1024), chunk > 0,
             let delay = Self.intParameter("delay", in: request, default: 50)
         else { return Self.htmlResponse(status: .badRequest, title: "Bad chunk or delay", state: state) }
+        // Conditional requests are answered at once, as on /img: only bodies are slow.
+        if Self.isNotModified(asset, request: request) { return Response(status: .notModified, headers: Self.validatorHeaders(of: asset)) }
         let bytes = asset.bytes
         return streamed(headers: Self.assetHeaders(asset), contentLength: bytes.count) { writer in
             var offset = 0

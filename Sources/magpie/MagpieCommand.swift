@@ -8,7 +8,9 @@ struct MagpieCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "magpie",
         abstract: "Fetch, cache, decode, inspect and convert images with Magpie.",
-        subcommands: [InfoCommand.self, ConvertCommand.self, FetchCommand.self, CacheCommand.self, SampleCommand.self])
+        subcommands: [
+            DemoCommand.self, FetchCommand.self, InfoCommand.self, ConvertCommand.self, CacheCommand.self, SampleCommand.self,
+        ])
 
     @OptionGroup var global: GlobalOptions
 
