@@ -1,0 +1,34 @@
+import Foundation
+import MagpieOrigin
+import Testing
+
+import Magpie
+
+/// The README's quick start, compiled and run against a local origin (only the URL differs).
+struct ReadmeQuickStartTests {
+    @Test func readmeQuickStartRunsAsWritten() async throws {
+        let origin = try await OriginFixture.start()
+        defer { Task { await origin.stop() } }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("magpie-readme-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let shared = ImageManager(
+            downloader: ImageDownloader(name: "readme"),
+            cache: ImageCache(name: "readme", diskConfig: .init(name: "readme", directory: folder)))
+
+        let url = URL(string: origin.url("/img/pic.png"))!
+        let thumbnail = ResizingImageProcessor(referenceSize: PixelSize(width: 256, height: 256), mode: .aspectFit)
+            |> RoundCornerImageProcessor(cornerRadius: 16)
+        let result = try await shared.retrieveImage(with: url, options: [.processor(thumbnail)])
+        let png = try ImageCoderRegistry.shared.encode(result.image, as: .png)
+        let cache = ImageCache(name: "thumbs", memoryConfig: .init(totalCostLimit: 200 << 20), diskConfig: .init(name: "thumbs", directory: folder))
+        let manager = ImageManager(downloader: .default, cache: cache)
+        try await cache.clearDiskCache()
+
+        #expect(result.cacheType == .none)
+        #expect(result.image.width == 256 && result.image.height == 192, "the 64x48 fixture fitted into 256x256")
+        #expect(result.image.frames[0].pixels[0, 0].alpha == 0, "rounded corner")
+        #expect(try ImageCoderRegistry.shared.decode(png).width == 256)
+        #expect(try await shared.retrieveImage(with: url, options: [.processor(thumbnail)]).cacheType == .memory)
+        #expect(manager.cache === cache)
+    }
+}
