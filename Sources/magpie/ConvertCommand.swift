@@ -72,7 +72,7 @@ struct ConvertCommand: ParsableCommand {
             do {
                 try encoded.write(to: URL(fileURLWithPath: output), options: .atomic)
             } catch {
-                throw CLIError("cannot write \(output): \((error as NSError).localizedDescription)")
+                throw CLIError("cannot write \(output): \(fileErrorReason(error, path: output))")
             }
             let ms = Double((ContinuousClock.now - start).components.attoseconds) / 1e15
                 + Double((ContinuousClock.now - start).components.seconds) * 1000

@@ -54,7 +54,7 @@ struct DemoCommand: AsyncParsableCommand {
             do {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             } catch {
-                printError("demo: cannot create the folder \(folder.path): \((error as NSError).localizedDescription)")
+                printError("demo: cannot create the folder \(folder.path): \(fileErrorReason(error, path: folder.path))")
                 throw ExitCode(1)
             }
         }

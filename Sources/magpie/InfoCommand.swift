@@ -49,8 +49,23 @@ func readFile(_ path: String) throws -> Data {
     do {
         return try Data(contentsOf: URL(fileURLWithPath: path))
     } catch {
-        throw CLIError("cannot read \(path): \((error as NSError).localizedDescription)")
+        throw CLIError("cannot read \(path): \(fileErrorReason(error, path: path))")
     }
+}
+
+/// Why a file operation on `path` failed, in a few words ("is a directory", "No such file or
+/// directory", "Permission denied"), without Foundation's "The operation could not be completed." framing.
+func fileErrorReason(_ error: any Error, path: String) -> String {
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+        return "is a directory"
+    }
+    let nsError = error as NSError
+    if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+        return String(cString: strerror(Int32(underlying.code)))
+    }
+    if nsError.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(nsError.code))) }
+    return nsError.localizedDescription.replacingOccurrences(of: "The operation could not be completed. ", with: "")
 }
 
 /// A CLI-level failure with a one-line message.
