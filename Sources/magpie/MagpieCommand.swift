@@ -9,7 +9,8 @@ struct MagpieCommand: AsyncParsableCommand {
         commandName: "magpie",
         abstract: "Fetch, cache, decode, inspect and convert images with Magpie.",
         subcommands: [
-            DemoCommand.self, FetchCommand.self, InfoCommand.self, ConvertCommand.self, CacheCommand.self, SampleCommand.self,
+            DemoCommand.self, FetchCommand.self, PrefetchCommand.self, ShowCommand.self, InfoCommand.self,
+            ConvertCommand.self, CacheCommand.self, SampleCommand.self,
         ])
 
     @OptionGroup var global: GlobalOptions

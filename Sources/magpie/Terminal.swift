@@ -25,6 +25,14 @@ enum Terminal {
         return 80
     }
 
+    /// The terminal's height in rows: the window size of `stream`, else `$LINES`, else 24.
+    static func rows(of stream: Terminal.Stream = .standardOutput) -> Int {
+        var size = winsize()
+        if ioctl(stream.descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 0 { return Int(size.ws_row) }
+        if let text = ProcessInfo.processInfo.environment["LINES"], let rows = Int(text), rows > 0 { return rows }
+        return 24
+    }
+
     /// Writes `text` as is (no newline added) and flushes, so partial lines such as a progress bar show at once.
     static func write(_ text: String, to stream: Terminal.Stream) {
         let bytes = Array(text.utf8)

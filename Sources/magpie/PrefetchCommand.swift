@@ -1,0 +1,184 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Magpie
+import Synchronization
+
+/// `magpie prefetch (--list FILE | URL...)`: warm a cache with many images through `ImagePrefetcher`,
+/// with a progress bar, a summary, and a clean stop on Ctrl-C.
+struct PrefetchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "prefetch", abstract: "Download many images into a cache, N at a time, with progress.",
+        discussion: """
+            URLs already cached are skipped without a download (unless --force-refresh); repeated URLs are \
+            prefetched once. Progress goes to stderr: a bar redrawn in place on a terminal, else a plain \
+            line at most once a second. The summary goes to stdout.
+
+            Ctrl-C stops the prefetch: running downloads are cancelled and count as failed with everything \
+            not started, the summary is still printed, and the exit status is 130. A second Ctrl-C exits at once. \
+            What was cached stays whole: entries are written to a temporary file and renamed into place.
+
+            Exit status: 0 all completed or skipped, 1 some failed, 2 usage error, 130 interrupted.
+
+            Processor specs (--processor):
+
+            """ + ImageProcessorSpec.grammar)
+
+    @Argument(help: "http(s), file: or data: URLs (a plain path is read as a file).")
+    var urls: [String] = []
+
+    @Option(name: .customLong("list"), help: ArgumentHelp(
+        "Read URLs from this file, one a line; blank lines and lines starting with # are ignored. - reads stdin.",
+        valueName: "file"))
+    var list: String?
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "The cache's name (its folder below --cache-dir).")
+    var name = "default"
+
+    @Option(help: "How many images are retrieved at once (1...256).")
+    var concurrency = 8
+
+    @Option(help: "Process each image with this chain (see below), e.g. resize:256x256:fit; cached under the chain.")
+    var processor: String?
+
+    @Option(help: "Shrink each image to fit inside WxH while decoding (before --processor).")
+    var downsample: String?
+
+    @Flag(name: .customLong("force-refresh"), help: "Download even what is cached.")
+    var forceRefresh = false
+
+    @Option(help: "Download timeout in seconds, body included.")
+    var timeout: Double = 15
+
+    @Flag(help: """
+        One JSON object per line on stdout. Per URL, as it finishes: url, status (completed, skipped or failed), \
+        ms (since the start), then width and height (completed), cacheType (skipped: memory or disk) or error \
+        (failed). Last, the summary: completed, skipped, failed, ms (total), all numbers.
+        """)
+    var json = false
+
+    func validate() throws {
+        guard urls.isEmpty != (list == nil) else {
+            throw ValidationError(urls.isEmpty ? "give URLs or --list FILE" : "give URLs or --list FILE, not both")
+        }
+        guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 256") }
+        guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
+        if let downsample, PixelSize(parsing: downsample) == nil { throw ValidationError("--downsample must look like 256x256") }
+        _ = try processorOption(processor)
+    }
+
+    func run() async throws {
+        global.bootstrapLogging()
+        let texts = try inputs()
+        var sources: [Source] = []
+        var names: [String: String] = [:]
+        var invalid: [(String, MagpieError)] = []
+        for text in texts {
+            do {
+                let source = try FetchCommand.url(from: text).convertToSource()
+                guard names[source.cacheKey] == nil else { continue }
+                names[source.cacheKey] = text
+                sources.append(source)
+            } catch {
+                invalid.append((text, error as? MagpieError ?? .requestFailed(reason: .invalidURL(text))))
+            }
+        }
+
+        let cache = ImageCache(name: name, diskConfig: DiskStorage.Config(name: name, directory: global.cacheRoot))
+        if let error = cache.diskError {
+            printError("prefetch: \(error)")
+            throw ExitCode(1)
+        }
+        var configuration = ImageDownloader.Configuration()
+        configuration.downloadTimeout = .milliseconds(Int(timeout * 1000))
+        // --concurrency is the number of parallel downloads, also to a single host.
+        configuration.maximumConcurrentDownloads = concurrency
+        configuration.maximumConcurrentDownloadsPerHost = concurrency
+        let downloader = ImageDownloader(name: "cli", configuration: configuration)
+        let manager = ImageManager(downloader: downloader, cache: cache)
+        var options: [MagpieOption] = []
+        if let processor = try processorOption(processor) { options.append(.processor(processor)) }
+        if let size = downsample.flatMap(PixelSize.init(parsing:)) { options.append(.downsampling(size)) }
+        if forceRefresh { options.append(.forceRefresh) }
+
+        let prefetcher = ImagePrefetcher(sources: sources, options: options, manager: manager)
+        prefetcher.maxConcurrentDownloads = concurrency
+        let outcomes = prefetcher.outcomes
+        let bar = ProgressBar(total: sources.count + invalid.count, title: "prefetch", style: global.style(for: .standardError))
+        var report = PrefetchReport(json: json, bar: bar, started: .now)
+        for (text, error) in invalid { report.recordFailure(url: text, error: error) }
+
+        let interrupts = InterruptWatch(onFirst: { prefetcher.stop() }, onSecond: { bar.finish() })
+        prefetcher.start()
+        for await outcome in outcomes {
+            report.record(outcome, url: names[outcome.source.cacheKey] ?? outcome.source.url?.absoluteString ?? "?")
+        }
+        let interrupted = interrupts.interrupted
+        report.finish(interrupted: interrupted)
+        try? await downloader.shutdown()
+        // Still watching: a Ctrl-C during the shutdown is a second one and exits at once.
+        withExtendedLifetime(interrupts) {}
+        if interrupted { throw ExitCode(130) }
+        if report.failed > 0 { throw ExitCode(1) }
+    }
+
+    /// The URL arguments, or the lines of the --list file (stdin for `-`) that are not blank or comments.
+    private func inputs() throws -> [String] {
+        guard let list else { return urls }
+        let data: Data
+        if list == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            do {
+                data = try Data(contentsOf: URL(fileURLWithPath: list))
+            } catch {
+                printError("prefetch: cannot read the list \(list): \((error as NSError).localizedDescription)")
+                throw ExitCode(1)
+            }
+        }
+        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+    }
+}
+
+/// Turns Ctrl-C into a clean stop: the first SIGINT calls `onFirst`, a second one calls
+/// `onSecond` and exits at once with status 130.
+private final class InterruptWatch {
+    private let source: any DispatchSourceSignal
+    private let count: SignalCount
+
+    init(onFirst: @escaping @Sendable () -> Void, onSecond: @escaping @Sendable () -> Void) {
+        let count = SignalCount()
+        self.count = count
+        // Ignored at the process level so that only the dispatch source sees it.
+        signal(SIGINT, SIG_IGN)
+        source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        source.setEventHandler {
+            if count.increment() == 1 {
+                onFirst()
+            } else {
+                onSecond()
+                Foundation.exit(130)
+            }
+        }
+        source.resume()
+    }
+
+    /// True once SIGINT arrived.
+    var interrupted: Bool { count.value > 0 }
+
+    deinit { source.cancel() }
+}
+
+/// How many SIGINTs arrived.
+private final class SignalCount: Sendable {
+    private let count = Atomic(0)
+
+    /// Adds one and returns the new count.
+    func increment() -> Int { count.add(1, ordering: .relaxed).newValue }
+
+    var value: Int { count.load(ordering: .relaxed) }
+}
