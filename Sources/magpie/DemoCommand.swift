@@ -99,7 +99,7 @@ struct DemoCommand: AsyncParsableCommand {
         for sample in run.samples { say("  \(sample.name.padding(toLength: 13, withPad: " ", startingAt: 0)) \(sample.kind), \(Units.bytes(sample.asset.bytes.count))") }
 
         let first = run.makeManager()
-        say(style.bold("1. prefetch") + " \(run.mainSet.count + 2) URLs (the first three times) with \"\(processor)\", \(concurrency) at once:")
+        say(style.bold("1. prefetch") + " \(run.mainSet.count + 2) URLs (photo.jpg three times) with \"\(processor)\", \(concurrency) at once:")
         let summary = await run.prefetch(manager: first)
         say("   \(summary.completed.count) completed, \(summary.skipped.count) skipped, \(summary.failed.count) failed in \(Units.milliseconds(Units.ms(summary.elapsed)))")
 
