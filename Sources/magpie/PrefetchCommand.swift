@@ -134,7 +134,7 @@ struct PrefetchCommand: AsyncParsableCommand {
             do {
                 data = try Data(contentsOf: URL(fileURLWithPath: list))
             } catch {
-                printError("prefetch: cannot read the list \(list): \((error as NSError).localizedDescription)")
+                printError("prefetch: cannot read the list \(list): \(fileErrorReason(error, path: list))")
                 throw ExitCode(1)
             }
         }
