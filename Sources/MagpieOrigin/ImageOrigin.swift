@@ -48,11 +48,14 @@ public final class ImageOrigin: Sendable {
     public static let quietLogger = Logger(label: "magpie.origin", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// Starts a server on `127.0.0.1` with a free port and returns once it accepts connections.
+    ///
     /// - Parameters:
     ///   - assets: The assets by name, as used in the routes' `NAME`.
     ///   - tls: Serve HTTPS with this server configuration (certificate and key) instead of plain HTTP.
     ///   - logger: Where Hummingbird and the service group log; silent by default.
-    /// - Throws: When the server cannot bind.
+    /// - Returns: The running origin; call ``stop()`` when done.
+    /// - Throws: ``ImageOriginError/couldNotStart`` when the server cannot bind, or NIOSSL's error when `tls`
+    ///   cannot be turned into a server context (a bad certificate or key).
     public static func start(
         assets: [String: OriginAsset], tls: TLSConfiguration? = nil, logger: Logger = quietLogger
     ) async throws -> ImageOrigin {
@@ -97,16 +100,25 @@ public final class ImageOrigin: Sendable {
     }
 
     /// The absolute URL of `path` on this origin, e.g. `url("/img/a.png")`; a missing leading `/` is added.
+    ///
+    /// - Parameter path: A route path, with a query string if needed.
+    /// - Returns: ``baseURL`` followed by `path`, as a string.
     public func url(_ path: String) -> String {
         path.hasPrefix("/") ? baseURL + path : baseURL + "/" + path
     }
 
     /// Adds or replaces the asset served under `name`, e.g. with a new ETag so revalidation gets a 200.
+    ///
+    /// - Parameters:
+    ///   - asset: The bytes and header values to serve.
+    ///   - name: The `NAME` in the routes.
     public func setAsset(_ asset: OriginAsset, forName name: String) {
         state.setAsset(asset, forName: name)
     }
 
     /// How many requests reached `path` (no query string, e.g. `/img/a.png`), whatever the response was.
+    ///
+    /// - Parameter path: The path without query string; 0 when it was never requested.
     public func requestCount(path: String) -> Int {
         state.requestCount(path: path)
     }
@@ -122,6 +134,8 @@ public final class ImageOrigin: Sendable {
 
     /// The headers of the latest request to `path` (no query), names lowercased, repeats joined with `", "`;
     /// empty when none arrived. Recorded on every route, meant for `/echo/NAME`.
+    ///
+    /// - Parameter path: The path without query string.
     public func lastRequestHeaders(path: String) -> [String: String] {
         state.lastRequestHeaders(path: path)
     }

@@ -20,7 +20,7 @@ public struct OriginAsset: Sendable {
     /// - Parameters:
     ///   - bytes: The body, e.g. a `[UInt8]` or a `Data`.
     ///   - contentType: The `Content-Type` header value.
-    ///   - lastModified: The `Last-Modified` header value; `nil` omits the header.
+    ///   - lastModified: The `Last-Modified` header value (default ``defaultLastModified``); `nil` omits the header.
     ///   - etag: The `ETag` header value with quotes; `nil` computes a strong ETag from a hash of the bytes.
     ///   - maxAge: The `Cache-Control: max-age` seconds; `nil` omits the header.
     public init(
@@ -39,6 +39,9 @@ public struct OriginAsset: Sendable {
     }
 
     /// A strong ETag derived from the bytes: `"<FNV-1a 64-bit hex>-<length hex>"`.
+    ///
+    /// - Parameter bytes: The body.
+    /// - Returns: The ETag with its quotes, the same for the same bytes in every run.
     ///
     /// FNV-1a keeps this module free of a crypto dependency; collisions only matter to tests that serve
     /// different bytes under one name, and the length suffix makes even those unlikely.

@@ -33,10 +33,10 @@ public final class ImageBinding: Sendable {
 
     let state = Mutex(State())
 
-    /// A binding with no request, no indicator and the shared manager.
+    /// A binding with no request, no indicator and the shared manager (``ImageManager/shared``).
     public init() {}
 
-    /// The manager requests use; default `ImageManager.shared`. Requests already running keep theirs.
+    /// The manager requests use; default ``ImageManager/shared``. Requests already running keep theirs.
     public var manager: ImageManager {
         get { state.withLock { $0.manager } }
         set { state.withLock { $0.manager = newValue } }

@@ -1,4 +1,4 @@
-/// Anything that shows one image: a terminal view, a UI view, or a `HeadlessImageTarget`.
+/// Anything that shows one image: a terminal view, a UI view, or a ``HeadlessImageTarget``.
 /// `target.mg.setImage(with:)` loads into it.
 ///
 /// Magpie calls `display` while it holds the target's binding lock, so displays of one target
@@ -8,8 +8,11 @@
 public protocol ImageTarget: MagpieCompatible {
     /// Magpie's per-target state. Conformers declare `public let imageBinding = ImageBinding()`.
     var imageBinding: ImageBinding { get }
-    /// Shows `image`; nil clears the target.
+    /// Shows `image`; nil clears the target. Called with the binding lock held: return quickly.
+    ///
+    /// - Parameter image: The placeholder, the loaded image, the failure image, or nil.
     func display(_ image: Image?)
-    /// The image the target shows now, nil when it is clear.
+    /// The image the target shows now, nil when it is clear (used by
+    /// ``MagpieOption/keepCurrentImageWhileLoading``).
     var displayedImage: Image? { get }
 }

@@ -1,16 +1,18 @@
 /// Shows that a target is loading: a spinner, a progress bar, a log line.
 ///
-/// Every `startAnimating` is followed by exactly one `stopAnimating`, when the request that started
+/// Every ``startAnimating()`` is followed by exactly one ``stopAnimating()``, when the request that started
 /// it ends (image, failure, cancellation, or `setImage(with: nil)`); a request that replaces a
 /// loading one keeps the indicator running rather than stopping and restarting it.
-/// The methods run under the target's binding lock (see `ImageTarget`): keep them short and do
+/// The methods run under the target's binding lock (see ``ImageTarget``): keep them short and do
 /// not call back into the binding of the same target.
 public protocol Indicator: Sendable {
-    /// Loading began.
+    /// Loading began: a request started on a target that was not loading.
     func startAnimating()
-    /// Loading ended.
+    /// Loading ended: the request that started it finished, failed or was cancelled.
     func stopAnimating()
-    /// Bytes of the current request's download arrived.
+    /// Bytes of the current request's download arrived (throttled; not called for cache hits).
+    ///
+    /// - Parameter progress: Bytes received and, when known, expected. The default implementation ignores it.
     func update(progress: DownloadProgress)
 }
 

@@ -5,21 +5,25 @@ import Foundation
 #endif
 
 extension MagpieWrapper where Base: ImageTarget {
-    /// Loads `source` into the target, Kingfisher's `kf.setImage`.
+    /// Loads `source` into the target.
     ///
     /// Cancels the target's previous request, shows `placeholder` (no placeholder clears the target;
-    /// with `keepCurrentImageWhileLoading` a target that shows an image keeps it), starts the
-    /// indicator, and retrieves through `manager`. The image is displayed when it arrives; on
-    /// failure `onFailureImage` is displayed when that option was given (not for a cancellation).
+    /// with ``MagpieOption/keepCurrentImageWhileLoading`` a target that shows an image keeps it), starts the
+    /// indicator, and retrieves through ``manager``. The image is displayed when it arrives; on
+    /// failure ``MagpieOption/onFailureImage(_:)`` is displayed when that option was given (not for a cancellation).
     ///
     /// A result for a request that is no longer the target's current one is not displayed: its
-    /// completion gets `.imageSettingFailed(.notCurrentSourceTask)`. A nil source shows the
-    /// placeholder and completes with `.imageSettingFailed(.emptySource)`.
+    /// completion gets ``MagpieError/ImageSettingFailureReason/notCurrentSourceTask(result:error:source:)``.
+    /// A nil source shows the placeholder and completes with ``MagpieError/ImageSettingFailureReason/emptySource``.
     ///
     /// - Parameters:
-    ///   - progress: download progress of this request (the indicator gets it too).
-    ///   - completion: called exactly once, on the options' `callbackQueue`.
-    /// - Returns: the retrieval, or nil for a nil source.
+    ///   - source: What to load; nil only shows the placeholder.
+    ///   - placeholder: Shown until the image arrives; nil (the default) clears the target.
+    ///   - options: Retrieval and binding options, applied after the manager's default options.
+    ///   - progress: Download progress of this request (the indicator gets it too).
+    ///   - completion: Called exactly once, on the options' ``MagpieOption/callbackQueue(_:)``, with the
+    ///     result or a ``MagpieError`` (``MagpieError/imageSettingFailed(reason:)`` as described above).
+    /// - Returns: The retrieval, or nil for a nil source.
     @discardableResult
     public func setImage(
         with source: Source?, placeholder: (any Placeholder)? = nil, options: [MagpieOption] = [],
@@ -30,7 +34,16 @@ extension MagpieWrapper where Base: ImageTarget {
             source, into: base, placeholder: placeholder, options: options, progress: progress, completion: completion)
     }
 
-    /// `setImage(with:)` for a resource (a URL works too); `file:` and `data:` URLs load without HTTP.
+    /// ``setImage(with:placeholder:options:progress:completion:)-(Source?,_,_,_,_)`` for a resource (a URL works too);
+    /// `file:` and `data:` URLs load without HTTP.
+    ///
+    /// - Parameters:
+    ///   - resource: What to load; nil only shows the placeholder.
+    ///   - placeholder: Shown until the image arrives; nil (the default) clears the target.
+    ///   - options: Retrieval and binding options.
+    ///   - progress: Download progress of this request.
+    ///   - completion: Called exactly once with the result or the error.
+    /// - Returns: The retrieval, or nil for a nil resource.
     // Disfavoured so that `setImage(with: nil)` means the `Source?` overload instead of being ambiguous.
     @_disfavoredOverload
     @discardableResult
@@ -45,22 +58,24 @@ extension MagpieWrapper where Base: ImageTarget {
     }
 
     /// Cancels the current request: its result is not displayed, the placeholder stays, the indicator
-    /// stops and its completion gets `RequestFailureReason.cancelled`.
+    /// stops and its completion gets ``MagpieError/RequestFailureReason/cancelled(_:)``. Does nothing when no
+    /// request runs.
     public func cancelDownloadTask() { base.imageBinding.cancelCurrent() }
 
     /// The current request's identifier; nil before the first request and after `setImage(with: nil)`.
     public var taskIdentifier: UInt64? { base.imageBinding.taskIdentifier }
 
-    /// The URL of the current request's source (Kingfisher's `webURL`).
+    /// The URL of the current request's source (``Source/url``); nil without a request or for providers without a URL.
     public var sourceURL: URL? { base.imageBinding.source?.url }
 
-    /// Shown while the target loads.
+    /// Shown while the target loads; nil (the default) for none. Replacing it while loading stops the old one
+    /// and starts the new one.
     public var indicator: (any Indicator)? {
         get { base.imageBinding.indicator }
         nonmutating set { base.imageBinding.indicator = newValue }
     }
 
-    /// The manager the target's requests use (default `ImageManager.shared`).
+    /// The manager the target's requests use (default ``ImageManager/shared``). Requests already running keep theirs.
     public var manager: ImageManager {
         get { base.imageBinding.manager }
         nonmutating set { base.imageBinding.manager = newValue }

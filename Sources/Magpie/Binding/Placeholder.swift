@@ -1,11 +1,16 @@
-/// What a target shows while its image loads (and keeps when loading fails without `onFailureImage`).
+/// What a target shows while its image loads (and keeps when loading fails without
+/// ``MagpieOption/onFailureImage(_:)``).
 ///
-/// `add` and `remove` run under the target's binding lock (see `ImageTarget`): they must not call
+/// ``add(to:)`` and ``remove(from:)`` run under the target's binding lock (see ``ImageTarget``): they must not call
 /// back into the binding of the same target.
 public protocol Placeholder: Sendable {
     /// Shows the placeholder on `target`.
+    ///
+    /// - Parameter target: The target a request starts on.
     func add(to target: any ImageTarget)
     /// Takes the placeholder off `target`, just before the loaded image (or the failure image) is displayed.
+    ///
+    /// - Parameter target: The target the placeholder was added to.
     func remove(from target: any ImageTarget)
 }
 

@@ -6,14 +6,22 @@ import Foundation
 
 /// Turns images into the bytes a disk cache stores, and those bytes back into images.
 public protocol CacheSerializer: Sendable {
-    /// The bytes to store for `image`; `original` is the data it was decoded from, when known.
+    /// The bytes to store for `image`.
     ///
-    /// - Throws: `MagpieError.encodingFailed` when the image cannot be encoded.
+    /// - Parameters:
+    ///   - image: The (possibly processed) image to store.
+    ///   - original: The data `image` was decoded from, when known; nil for images made in memory.
+    /// - Returns: The bytes written to disk.
+    /// - Throws: ``MagpieError/encodingFailed(reason:)`` when the image cannot be encoded.
     func data(with image: Image, original: Data?) throws -> Data
 
     /// The image stored as `data`.
     ///
-    /// - Throws: `MagpieError.decodingFailed` when the bytes are not a decodable image.
+    /// - Parameters:
+    ///   - data: Bytes this serializer wrote earlier (possibly by another process or version).
+    ///   - options: How to decode: target size, frames, scale, limits.
+    /// - Returns: The decoded image.
+    /// - Throws: ``MagpieError/decodingFailed(reason:)`` when the bytes are not a decodable image.
     func image(with data: Data, options: ImageDecodingOptions) throws -> Image
 
     /// True when the stored bytes may be the unprocessed original rather than the processed
@@ -29,27 +37,32 @@ extension CacheSerializer {
 /// The serializer used when none is given; it keeps each image in the format it came in.
 ///
 /// `data(with:original:)` follows this rule:
-/// 1. `original` given and `preferCacheOriginalData` → `original`, unchanged.
+/// 1. `original` given and ``preferCacheOriginalData`` → `original`, unchanged.
 /// 2. Otherwise by `image.format`:
 ///    - PNG → PNG (APNG when animated);
-///    - JPEG → JPEG at `jpegQuality`, or PNG once processing made it translucent (rounded
+///    - JPEG → JPEG at ``jpegQuality``, or PNG once processing made it translucent (rounded
 ///      corners): JPEG has no alpha;
 ///    - GIF → `original` when it is a GIF whose canvas matches the image's size (re-encoding
 ///      would quantize again), else a GIF encode;
-///    - WebP → lossy WebP at `jpegQuality` (animated when the image is);
+///    - WebP → lossy WebP at ``jpegQuality`` (animated when the image is);
 ///    - anything else (built in memory, or a format Magpie cannot write) → PNG.
 ///
 /// A GIF processed without changing its size (a tint, say) would keep its unprocessed
-/// original bytes under rule 2; pass `original: nil` or use `FormatIndicatedCacheSerializer.gif` then.
+/// original bytes under rule 2; pass `original: nil` or use ``FormatIndicatedCacheSerializer/gif`` then.
 public struct DefaultCacheSerializer: CacheSerializer {
-    /// Quality 1...100 for JPEG and WebP output.
+    /// Quality 1...100 for JPEG and WebP output. Default 85.
     public var jpegQuality: Int
-    /// Store `original` as is whenever it is given.
+    /// Store `original` as is whenever it is given. Default false.
     public var preferCacheOriginalData: Bool
-    /// The coders used to encode and decode.
+    /// The coders used to encode and decode. Default ``ImageCoderRegistry/shared``.
     public var registry: ImageCoderRegistry
 
     /// A serializer with the given settings.
+    ///
+    /// - Parameters:
+    ///   - jpegQuality: Quality 1...100 for JPEG and WebP output; checked when encoding.
+    ///   - preferCacheOriginalData: Store the original bytes whenever they are given.
+    ///   - registry: The coders to use.
     public init(jpegQuality: Int = 85, preferCacheOriginalData: Bool = false, registry: ImageCoderRegistry = .shared) {
         self.jpegQuality = jpegQuality
         self.preferCacheOriginalData = preferCacheOriginalData
@@ -59,10 +72,17 @@ public struct DefaultCacheSerializer: CacheSerializer {
     /// Quality 85, re-encoding rather than keeping the original, shared registry.
     public static let `default` = DefaultCacheSerializer()
 
-    /// Equal to `preferCacheOriginalData`.
+    /// Equal to ``preferCacheOriginalData``.
     public var originalDataUsed: Bool { preferCacheOriginalData }
 
     /// The bytes for `image` by the rule in the type's description.
+    ///
+    /// - Parameters:
+    ///   - image: The image to store.
+    ///   - original: The bytes it was decoded from, if known.
+    /// - Returns: The bytes to write.
+    /// - Throws: ``MagpieError/encodingFailed(reason:)`` when encoding fails (for example a ``jpegQuality``
+    ///   outside 1...100).
     public func data(with image: Image, original: Data?) throws -> Data {
         if let original, preferCacheOriginalData { return original }
         switch image.format {
@@ -80,7 +100,9 @@ public struct DefaultCacheSerializer: CacheSerializer {
         }
     }
 
-    /// Decodes `data` with `registry`.
+    /// Decodes `data` with ``registry``.
+    ///
+    /// - Throws: ``MagpieError/decodingFailed(reason:)`` when the bytes do not decode.
     public func image(with data: Data, options: ImageDecodingOptions) throws -> Image {
         try registry.decode(data, options: options)
     }
@@ -106,6 +128,11 @@ public struct FormatIndicatedCacheSerializer: CacheSerializer {
     public let registry: ImageCoderRegistry
 
     /// A serializer writing `format` with `options`; encoding throws when no coder writes `format`.
+    ///
+    /// - Parameters:
+    ///   - format: The format every image is stored in.
+    ///   - options: Encoder settings (default ``ImageEncodingOptions/default``).
+    ///   - registry: The coders to use (default ``ImageCoderRegistry/shared``).
     public init(format: ImageFormat, options: ImageEncodingOptions = .default, registry: ImageCoderRegistry = .shared) {
         self.format = format
         self.options = options
@@ -121,22 +148,32 @@ public struct FormatIndicatedCacheSerializer: CacheSerializer {
     /// Always lossy WebP at quality 85.
     public static let webp = webp(lossless: false, quality: 85)
 
-    /// Always JPEG at `quality` (1...100).
+    /// Always JPEG at `quality`; transparency is flattened onto white.
+    ///
+    /// - Parameter quality: 1...100; other values make every store fail.
     public static func jpeg(quality: Int) -> FormatIndicatedCacheSerializer {
         FormatIndicatedCacheSerializer(format: .jpeg, options: ImageEncodingOptions(quality: quality))
     }
 
-    /// Always WebP, lossless or lossy at `quality` (1...100, ignored when lossless).
+    /// Always WebP, lossless or lossy at `quality`.
+    ///
+    /// - Parameters:
+    ///   - lossless: Write lossless WebP.
+    ///   - quality: Lossy quality 1...100 (default 85); ignored when `lossless`.
     public static func webp(lossless: Bool, quality: Int = 85) -> FormatIndicatedCacheSerializer {
         FormatIndicatedCacheSerializer(format: .webp, options: ImageEncodingOptions(quality: quality, lossless: lossless))
     }
 
-    /// `image` encoded as `format`; `original` is ignored.
+    /// `image` encoded as ``format`` with ``options``; `original` is ignored.
+    ///
+    /// - Throws: ``MagpieError/encodingFailed(reason:)`` when no coder writes ``format`` or encoding fails.
     public func data(with image: Image, original: Data?) throws -> Data {
         try registry.encode(image, as: format, options: options)
     }
 
-    /// Decodes `data` with `registry`.
+    /// Decodes `data` with ``registry``, whatever its format.
+    ///
+    /// - Throws: ``MagpieError/decodingFailed(reason:)`` when the bytes do not decode.
     public func image(with data: Data, options: ImageDecodingOptions) throws -> Image {
         try registry.decode(data, options: options)
     }

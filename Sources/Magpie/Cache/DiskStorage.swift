@@ -39,7 +39,10 @@ public final class DiskStorage: Sendable {
     /// Opens (creating if needed) the cache folder and its index, and removes temporary
     /// files left by processes that no longer run.
     ///
-    /// - Throws: `MagpieError.cacheFailed` when the folder cannot be created or written, or the index cannot be opened.
+    /// - Parameter config: The folder, limits and expiry rules. Other processes may open the same folder.
+    /// - Throws: ``MagpieError/cacheFailed(reason:)`` with
+    ///   ``MagpieError/CacheFailureReason/cannotCreateDirectory(path:message:)`` when the folder cannot be created
+    ///   or written, or ``MagpieError/CacheFailureReason/indexFailed(path:message:)`` when the index cannot be opened.
     public init(config: Config) throws {
         self.config = config
         directoryURL = config.directory.appendingPathComponent(config.name, isDirectory: true)
@@ -60,10 +63,18 @@ public final class DiskStorage: Sendable {
 
     /// Stores `data` under `key`, replacing any earlier entry.
     ///
+    /// Blocks on file I/O and on other processes' write transactions: call it off the cooperative pool
+    /// (``ImageCache`` does).
     /// - Parameters:
-    ///   - expiration: overrides `config.expiration` for this entry; an already expired value removes the entry instead.
+    ///   - data: The payload, stored as is.
+    ///   - key: Any string; it is hashed for the file name.
+    ///   - expiration: Overrides `config.expiration` for this entry; an already expired value removes the entry
+    ///     instead.
     ///   - validators: HTTP validators kept for revalidation.
-    /// - Throws: `MagpieError.cacheFailed` (`.cannotWrite` with `diskFull`, `.entryTooLarge`, `.indexFailed`).
+    /// - Throws: ``MagpieError/cacheFailed(reason:)`` with
+    ///   ``MagpieError/CacheFailureReason/cannotWrite(path:message:diskFull:)`` (`diskFull` set for ENOSPC/EDQUOT),
+    ///   ``MagpieError/CacheFailureReason/entryTooLarge(key:size:limit:)`` when `data` alone exceeds the size limit,
+    ///   or ``MagpieError/CacheFailureReason/indexFailed(path:message:)``.
     public func store(_ data: Data, forKey key: String, expiration: StorageExpiration? = nil, validators: Validators = Validators()) throws {
         let now = config.clock.now()
         let lifetime = expiration ?? config.expiration
@@ -116,9 +127,16 @@ public final class DiskStorage: Sendable {
         if !evicted.isEmpty { publish(.evicted(fileNames: evicted)) }
     }
 
-    /// Replaces an entry's validators and restarts its expiration and its age (`created`, which
-    /// freshness per `max-age` counts from), after a `304 Not Modified`.
-    /// Returns false when there is no such entry.
+    /// Replaces an entry's validators and restarts its expiration and its age (``EntryMetadata/created``, which
+    /// freshness per `max-age` counts from), after a `304 Not Modified`. The payload is not touched.
+    ///
+    /// - Parameters:
+    ///   - key: The entry's key.
+    ///   - validators: The validators of the `304` response.
+    ///   - expiration: The new lifetime; nil (the default) for `config.expiration`.
+    /// - Returns: False when there is no such entry (nothing is written then).
+    /// - Throws: ``MagpieError/cacheFailed(reason:)`` with
+    ///   ``MagpieError/CacheFailureReason/indexFailed(path:message:)`` when the index cannot be updated.
     @discardableResult
     public func refresh(forKey key: String, validators: Validators, expiration: StorageExpiration? = nil) throws -> Bool {
         let now = config.clock.now()
@@ -140,12 +158,26 @@ public final class DiskStorage: Sendable {
 
     /// The payload stored under `key`, or nil for a miss (absent, expired, or damaged: a
     /// payload whose checksum does not match is removed, never returned).
+    ///
+    /// - Parameters:
+    ///   - key: The entry's key.
+    ///   - extendingExpiration: What this read does to the expiry; nil (the default) for `config.accessExtending`.
+    /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the index cannot be queried or the payload file
+    ///   exists but cannot be read.
     public func value(forKey key: String, extendingExpiration: ExpirationExtending? = nil) throws -> Data? {
         try entry(forKey: key, extendingExpiration: extendingExpiration)?.data
     }
 
     /// The payload and metadata stored under `key`, or nil for a miss. Searches the
     /// read-only directories when this cache misses.
+    ///
+    /// A hit records the access time and applies `extendingExpiration`; the returned metadata already
+    /// shows both, though the index is updated in batches (see ``flushAccessTimes()``).
+    /// - Parameters:
+    ///   - key: The entry's key.
+    ///   - extendingExpiration: What this read does to the expiry; nil (the default) for `config.accessExtending`.
+    /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the index cannot be queried or the payload file
+    ///   exists but cannot be read.
     public func entry(forKey key: String, extendingExpiration: ExpirationExtending? = nil) throws -> (data: Data, metadata: EntryMetadata)? {
         let name = fileName(forKey: key)
         let now = config.clock.now()
@@ -183,6 +215,10 @@ public final class DiskStorage: Sendable {
     }
 
     /// The index's record for `key` (expired or not), without reading the payload or touching it.
+    ///
+    /// - Parameter key: The entry's key.
+    /// - Returns: The metadata, or nil when this cache has no entry for `key` (read-only directories are not searched).
+    /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the index cannot be queried.
     public func metadata(forKey key: String) throws -> EntryMetadata? {
         let name = fileName(forKey: key)
         return try index.withLock { try Self.lookup($0, name) }.map(withPendingTouch).flatMap { $0.key == key ? $0 : nil }
@@ -190,6 +226,8 @@ public final class DiskStorage: Sendable {
 
     /// Writes pending access times and expiry extensions to the index now. Reads do this by
     /// themselves in batches; call it before handing the folder to another tool.
+    ///
+    /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the index cannot be updated.
     public func flushAccessTimes() throws {
         let pending = touches.withLock { log -> [String: Touch] in
             defer {
@@ -225,7 +263,10 @@ public final class DiskStorage: Sendable {
         }
     }
 
-    /// Whether an unexpired entry for `key` is indexed (here or in a read-only directory); reads no payload.
+    /// Whether an unexpired entry for `key` is indexed (here or in a read-only directory); reads no payload,
+    /// so a damaged payload still counts. Index errors count as not cached.
+    ///
+    /// - Parameter key: The entry's key.
     public func isCached(forKey key: String) -> Bool {
         let now = config.clock.now()
         if let metadata = try? metadata(forKey: key), !metadata.isExpired(at: now) { return true }
@@ -233,14 +274,19 @@ public final class DiskStorage: Sendable {
         return readOnlySources.contains { $0.contains(name: name, key: key, now: now) }
     }
 
-    /// Where the payload for `key` lives (whether or not it is cached).
+    /// Where the payload for `key` lives in this cache's folder (whether or not it is cached).
+    ///
+    /// - Parameter key: The entry's key.
     public func fileURL(forKey key: String) -> URL {
         URL(fileURLWithPath: path(of: fileName(forKey: key)))
     }
 
     // MARK: Removing
 
-    /// Removes the entry for `key`, if any.
+    /// Removes the entry for `key`, if any, and publishes ``Event/removed(key:)`` when there was one.
+    ///
+    /// - Parameter key: The entry's key.
+    /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the index cannot be updated.
     public func remove(forKey key: String) throws {
         let name = fileName(forKey: key)
         let removed = try index.withLock { db in
@@ -253,7 +299,9 @@ public final class DiskStorage: Sendable {
         if removed { publish(.removed(key: key)) }
     }
 
-    /// Removes every entry.
+    /// Removes every entry, published as one ``Event/cleaned(fileNames:)``. Read-only directories are not touched.
+    ///
+    /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the index cannot be updated.
     public func removeAll() throws {
         let names = try index.withLock { db in
             try db.transaction { () throws -> [String] in
@@ -266,7 +314,9 @@ public final class DiskStorage: Sendable {
         if !names.isEmpty { publish(.cleaned(fileNames: names)) }
     }
 
-    /// Removes expired entries and returns their file names (also published as `.cleaned`).
+    /// Removes expired entries and returns their file names (also published as ``Event/cleaned(fileNames:)``).
+    ///
+    /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the index cannot be read or updated.
     @discardableResult
     public func removeExpired() throws -> [String] {
         try flushAccessTimes()  // a pending read may have extended an entry
@@ -284,7 +334,10 @@ public final class DiskStorage: Sendable {
     }
 
     /// Evicts down to half the size limit when over it (expired first, then least recently
-    /// used); returns the evicted file names. Writes do this by themselves.
+    /// used); returns the evicted file names (also published as ``Event/evicted(fileNames:)``).
+    /// Writes do this by themselves. Does nothing when ``Config/sizeLimit`` is 0.
+    ///
+    /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the index cannot be read or updated.
     @discardableResult
     public func enforceSizeLimit() throws -> [String] {
         guard config.sizeLimit > 0 else { return [] }
@@ -296,13 +349,20 @@ public final class DiskStorage: Sendable {
 
     // MARK: Statistics
 
-    /// Payload bytes of all entries.
+    /// Payload bytes of all entries, expired ones not yet removed included.
+    ///
+    /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the index cannot be read.
     public func totalSize() throws -> Int { try totals().bytes }
 
-    /// Number of entries.
+    /// Number of entries, expired ones not yet removed included.
+    ///
+    /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the index cannot be read.
     public func count() throws -> Int { try totals().count }
 
     /// Number of entries that have expired but not yet been removed.
+    ///
+    /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the index cannot be read or pending access times
+    ///   cannot be written.
     public func expiredCount() throws -> Int {
         try flushAccessTimes()
         let now = config.clock.now().timeIntervalSince1970
@@ -323,7 +383,9 @@ public final class DiskStorage: Sendable {
 
     // MARK: Events
 
-    /// A stream of what happens to this cache from now on (stores, removals, cleanings, evictions).
+    /// A stream of what happens to this cache from now on (stores, removals, cleanings, evictions),
+    /// through this instance only: other processes' changes are not seen. Keeps the newest 1024 events
+    /// when the reader falls behind.
     public func events() -> AsyncStream<Event> {
         let id = nextSubscriber.withLock { value -> Int in
             value += 1

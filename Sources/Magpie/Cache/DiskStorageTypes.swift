@@ -11,23 +11,37 @@ extension DiskStorage {
         public var name: String
         /// The parent folder; default `$XDG_CACHE_HOME/magpie` (or `~/.cache/magpie`).
         public var directory: URL
-        /// Most bytes of payload kept; 0 means unlimited. Exceeding it on a write evicts
+        /// Most bytes of payload kept; 0 (the default) means unlimited. Exceeding it on a write evicts
         /// least-recently-used entries (expired first) down to half the limit.
         public var sizeLimit: Int
         /// Default lifetime of an entry. Default 7 days.
         public var expiration: StorageExpiration
-        /// What a read does to the expiry date. Default: restart the original expiration.
+        /// What a read does to the expiry date. Default ``ExpirationExtending/cacheTime``: restart the original
+        /// expiration.
         public var accessExtending: ExpirationExtending
-        /// Keep the key's path extension on file names (`<sha256>.jpg`) so files are browsable.
+        /// Keep the key's path extension on file names (`<sha256>.jpg`) so files are browsable. Default false.
         public var keepsPathExtension: Bool
-        /// Further cache folders searched on a miss and never written (SDWebImage's read-only paths).
+        /// Further cache folders searched on a miss and never written (for example one shipped with the
+        /// application). Each is a cache's own folder, as ``DiskStorage/directoryURL``. Default none.
         public var readOnlyDirectories: [URL]
         /// fsync each entry before it becomes visible: survives power loss, not only a killed process.
+        /// Slower writes; default false.
         public var syncsToDisk: Bool
-        /// The source of "now" (injectable for tests).
+        /// The source of "now" (injectable for tests). Default ``CacheClock/system``.
         public var clock: CacheClock
 
         /// A configuration with the defaults above.
+        ///
+        /// - Parameters:
+        ///   - name: The cache's folder name below `directory`.
+        ///   - directory: The parent folder; nil (the default) for ``defaultDirectory``.
+        ///   - sizeLimit: Most payload bytes, 0 for no limit.
+        ///   - expiration: Default lifetime of an entry (7 days).
+        ///   - accessExtending: What a read does to the expiry.
+        ///   - keepsPathExtension: Keep the key's extension on file names.
+        ///   - readOnlyDirectories: Cache folders searched on a miss, never written.
+        ///   - syncsToDisk: fsync every entry.
+        ///   - clock: The source of "now".
         public init(
             name: String,
             directory: URL? = nil,
@@ -50,7 +64,7 @@ extension DiskStorage {
             self.clock = clock
         }
 
-        /// `$XDG_CACHE_HOME/magpie`, else `$HOME/.cache/magpie`, else `/tmp/magpie`.
+        /// `$XDG_CACHE_HOME/magpie`, else `$HOME/.cache/magpie`, else `/tmp/magpie` (empty variables are ignored).
         public static var defaultDirectory: URL {
             let environment = ProcessInfo.processInfo.environment
             if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty {
@@ -69,12 +83,18 @@ extension DiskStorage {
         public var etag: String?
         /// The response's `Last-Modified`.
         public var lastModified: String?
-        /// `Cache-Control: max-age`, in seconds.
+        /// `Cache-Control: max-age`, in seconds; 0 for `no-cache` / `no-store`; nil when the response gave none.
         public var maxAge: TimeInterval?
         /// The response's `Content-Type`.
         public var contentType: String?
 
         /// Validators with the given values (all optional).
+        ///
+        /// - Parameters:
+        ///   - etag: The `ETag` header, sent back as `If-None-Match`.
+        ///   - lastModified: The `Last-Modified` header, sent back as `If-Modified-Since`.
+        ///   - maxAge: Freshness lifetime in seconds.
+        ///   - contentType: The `Content-Type` header.
         public init(etag: String? = nil, lastModified: String? = nil, maxAge: TimeInterval? = nil, contentType: String? = nil) {
             self.etag = etag
             self.lastModified = lastModified
@@ -89,13 +109,13 @@ extension DiskStorage {
         public var key: String
         /// Its file name (SHA-256 of the key in hex, plus the extension when kept).
         public var fileName: String
-        /// Payload bytes.
+        /// Payload size in bytes.
         public var size: Int
         /// When it was stored or last revalidated (a `304` restarts its age).
         public var created: Date
         /// When it was last read or stored.
         public var lastAccess: Date
-        /// When it expires.
+        /// When it expires (`Date.distantFuture` for entries that never do).
         public var expiration: Date
         /// CRC-32 of the payload, checked on every read.
         public var checksum: UInt32
@@ -104,17 +124,19 @@ extension DiskStorage {
         /// Seconds a `.cacheTime` read extends the entry by (nil for `.never` and fixed dates).
         var lifetime: TimeInterval?
 
-        /// True when `expiration` is not after `now`.
+        /// True when ``expiration`` is not after `now`.
+        ///
+        /// - Parameter now: The time to compare with.
         public func isExpired(at now: Date) -> Bool { expiration <= now }
     }
 
-    /// Something that happened to the cache, published on `events()`.
+    /// Something that happened to the cache, published on ``DiskStorage/events()``.
     public enum Event: Sendable, Equatable {
-        /// An entry was written.
+        /// An entry was written: its key and payload size in bytes.
         case stored(key: String, size: Int)
-        /// An entry was removed on request.
+        /// An entry was removed by ``DiskStorage/remove(forKey:)``.
         case removed(key: String)
-        /// Expired entries were removed; their file names.
+        /// Entries were removed by ``DiskStorage/removeExpired()`` or ``DiskStorage/removeAll()``; their file names.
         case cleaned(fileNames: [String])
         /// Entries were evicted to respect the size limit; their file names.
         case evicted(fileNames: [String])

@@ -8,25 +8,25 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The two-level image cache: decoded images in a `MemoryStorage`, their bytes in a
-/// `DiskStorage`. Reads go memory → disk (read and decode in the first caller's task, then
+/// The two-level image cache: decoded images in a ``MemoryStorage``, their bytes in a
+/// ``DiskStorage``. Reads go memory → disk (read and decode in the first caller's task, then
 /// promote to memory); concurrent reads of one key that miss memory share that one decode.
 /// Writes and removals run on a dedicated I/O queue.
 ///
 /// A processed variant is stored under `key@processorIdentifier`, so a thumbnail never
 /// collides with the original. If the disk cache cannot be opened (unwritable folder),
-/// the cache runs on memory alone and says why in `diskError`.
+/// the cache runs on memory alone and says why in ``diskError``.
 public final class ImageCache: Sendable {
-    /// The shared cache named "default" in the default folder.
+    /// The shared cache named `default`, on disk in ``DiskStorage/Config/defaultDirectory``, with the default limits.
     public static let `default` = ImageCache(name: "default")
 
     /// The cache's name (its disk folder's name).
     public let name: String
-    /// Decoded images.
+    /// The memory layer: decoded images.
     public let memoryStorage: MemoryStorage
-    /// Encoded bytes; nil when the disk cache could not be opened.
+    /// The disk layer: encoded bytes; nil when the disk cache could not be opened (or was not given).
     public let diskStorage: DiskStorage?
-    /// Why there is no disk cache, when there is none.
+    /// Why there is no disk cache, when opening it failed; nil when there is one or none was asked for.
     public let diskError: MagpieError?
 
     private let ioQueue: DispatchQueue
@@ -35,7 +35,14 @@ public final class ImageCache: Sendable {
     private let counters: CacheCounters
 
     /// A cache named `name` with the given memory configuration and disk configuration
-    /// (default: a `DiskStorage` named `name` in `DiskStorage.Config.defaultDirectory`).
+    /// (default: a ``DiskStorage`` named `name` in ``DiskStorage/Config/defaultDirectory``).
+    ///
+    /// Never fails: when the disk cache cannot be opened, the cache works from memory alone,
+    /// ``diskStorage`` is nil and ``diskError`` says why (a warning is logged too).
+    /// - Parameters:
+    ///   - name: The cache's name; also its folder name and its label in logs and metrics.
+    ///   - memoryConfig: Limits and expiry of the memory layer.
+    ///   - diskConfig: The disk layer's setup; nil (the default) for `DiskStorage.Config(name: name)`.
     public convenience init(name: String, memoryConfig: MemoryStorage.Config = .init(), diskConfig: DiskStorage.Config? = nil) {
         let config = diskConfig ?? DiskStorage.Config(name: name)
         let disk: DiskStorage?
@@ -52,6 +59,12 @@ public final class ImageCache: Sendable {
     }
 
     /// A cache over existing storages (`diskStorage` nil: memory only).
+    ///
+    /// - Parameters:
+    ///   - name: The cache's name, used in logs, metrics and the I/O queue's label.
+    ///   - memoryStorage: The memory layer.
+    ///   - diskStorage: The disk layer, or nil for a memory-only cache.
+    ///   - diskError: Why there is no disk layer, reported by ``diskError`` (and logged); nil by default.
     public init(name: String, memoryStorage: MemoryStorage, diskStorage: DiskStorage?, diskError: MagpieError? = nil) {
         self.name = name
         self.memoryStorage = memoryStorage
@@ -89,7 +102,12 @@ public final class ImageCache: Sendable {
         return variant.isEmpty ? computed : computed + "#decode(" + variant + ")"
     }
 
-    /// `key@processorIdentifier`, or `key` for the original.
+    /// The key an image is stored under: `key@processorIdentifier`, or `key` for the original.
+    ///
+    /// - Parameters:
+    ///   - key: The source's cache key.
+    ///   - processorIdentifier: The processor's ``ImageProcessor/identifier``; `""` for the unprocessed image.
+    /// - Returns: The combined key.
     public static func computedKey(_ key: String, processorIdentifier: String) -> String {
         processorIdentifier.isEmpty ? key : key + "@" + processorIdentifier
     }
@@ -98,12 +116,22 @@ public final class ImageCache: Sendable {
 
     /// Stores `image` in memory and (when `toDisk`) its serialized bytes on disk.
     ///
+    /// The memory store happens before this suspends; the disk write runs on the cache's I/O queue
+    /// and is finished when this returns.
     /// - Parameters:
-    ///   - original: the bytes the image was decoded from, which the serializer may keep as they are.
+    ///   - image: The image to cache.
+    ///   - original: The bytes the image was decoded from, which the serializer may keep as they are.
+    ///   - key: The source's cache key.
+    ///   - processorIdentifier: The identifier of the processor that made `image`; `""` (the default) for an original.
+    ///   - cacheSerializer: Turns the image into the bytes written to disk.
+    ///   - toDisk: False to store in memory only.
+    ///   - memoryExpiration: The memory entry's expiration; nil for the memory layer's default.
+    ///   - diskExpiration: The disk entry's expiration; nil for the disk layer's default.
     ///   - validators: HTTP validators kept with the disk entry for revalidation.
-    ///   - decodingOptions: the options the image was decoded with: a retrieval with the same
+    ///   - decodingOptions: The options the image was decoded with: a retrieval with the same
     ///     options finds it in memory (a downsampled decode has its own memory entry).
-    /// - Returns: the per-layer outcome; a disk failure is reported there, and logged.
+    /// - Returns: The per-layer outcome; a disk failure (no disk cache, serialization, a full disk) is
+    ///   reported there as a ``MagpieError/cacheFailed(reason:)``, and logged. Never throws.
     @discardableResult
     public func store(
         _ image: Image, original: Data? = nil, forKey key: String, processorIdentifier: String = "",
@@ -132,6 +160,17 @@ public final class ImageCache: Sendable {
     }
 
     /// Stores already encoded bytes on disk only (for callers that cache what they downloaded).
+    ///
+    /// The bytes are not checked; memory is not touched.
+    /// - Parameters:
+    ///   - data: The encoded image.
+    ///   - key: The source's cache key.
+    ///   - processorIdentifier: The identifier of the processor the bytes belong to; `""` (the default) for an
+    ///     original.
+    ///   - expiration: The entry's expiration; nil for the disk layer's default.
+    ///   - validators: HTTP validators kept for revalidation.
+    /// - Throws: ``diskError`` (or a ``MagpieError/CacheFailureReason/cannotWrite(path:message:diskFull:)``)
+    ///   when there is no disk cache, or the ``DiskStorage/store(_:forKey:expiration:validators:)`` error.
     public func storeToDisk(
         _ data: Data, forKey key: String, processorIdentifier: String = "", expiration: StorageExpiration? = nil,
         validators: DiskStorage.Validators = .init()
@@ -141,7 +180,20 @@ public final class ImageCache: Sendable {
         try await onIOQueue { try diskStorage.store(data, forKey: computed, expiration: expiration, validators: validators) }.get()
     }
 
-    /// Completion-handler form of `store`, calling back on `callbackQueue`.
+    /// Completion-handler form of
+    /// ``store(_:original:forKey:processorIdentifier:cacheSerializer:toDisk:memoryExpiration:diskExpiration:validators:decodingOptions:)``
+    /// with the default expirations, no validators and default decoding options.
+    ///
+    /// Returns at once; the memory store may happen a moment later.
+    /// - Parameters:
+    ///   - image: The image to cache.
+    ///   - original: The bytes the image was decoded from, if known.
+    ///   - key: The source's cache key.
+    ///   - processorIdentifier: The identifier of the processor that made `image`; `""` for an original.
+    ///   - cacheSerializer: Turns the image into the bytes written to disk.
+    ///   - toDisk: False to store in memory only.
+    ///   - callbackQueue: Where `completion` runs (default: a global queue).
+    ///   - completion: Receives the per-layer outcome; may be nil.
     public func store(
         _ image: Image, original: Data? = nil, forKey key: String, processorIdentifier: String = "",
         cacheSerializer: any CacheSerializer = DefaultCacheSerializer.default, toDisk: Bool = true,
@@ -159,7 +211,12 @@ public final class ImageCache: Sendable {
     /// Looks `key` up in memory, then on disk (decoding with `options.decodingOptions` and
     /// promoting the image to memory).
     ///
-    /// - Throws: `MagpieError` when the disk entry exists but cannot be read or decoded.
+    /// - Parameters:
+    ///   - key: The source's cache key.
+    ///   - options: The processor variant, decoding options, serializer and expiry handling.
+    /// - Returns: Where the image was found, or ``ImageCacheResult/none``; a miss is not an error.
+    /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the disk entry exists but cannot be read, or
+    ///   ``MagpieError/decodingFailed(reason:)`` when its bytes do not decode.
     public func retrieveImage(forKey key: String, options: ImageCacheRetrievalOptions = .init()) async throws -> ImageCacheResult {
         let computed = Self.computedKey(key, processorIdentifier: options.processorIdentifier)
         let memoryKey = Self.memoryKey(computed, decodingOptions: options.decodingOptions)
@@ -181,7 +238,13 @@ public final class ImageCache: Sendable {
         return .disk(image)
     }
 
-    /// Completion-handler form of `retrieveImage`, calling back on `callbackQueue`.
+    /// Completion-handler form of ``retrieveImage(forKey:options:)``, calling back on `callbackQueue`.
+    ///
+    /// - Parameters:
+    ///   - key: The source's cache key.
+    ///   - options: The processor variant, decoding options, serializer and expiry handling.
+    ///   - callbackQueue: Where `completion` runs (default: a global queue).
+    ///   - completion: Receives where the image was found, or the error.
     public func retrieveImage(
         forKey key: String, options: ImageCacheRetrievalOptions = .init(), callbackQueue: DispatchQueue = .global(),
         completion: @escaping @Sendable (Result<ImageCacheResult, MagpieError>) -> Void
@@ -205,7 +268,13 @@ public final class ImageCache: Sendable {
         return image
     }
 
-    /// The image in memory, without touching the disk.
+    /// The image in memory, without touching the disk; only the entry decoded with default
+    /// ``ImageDecodingOptions`` is looked at. A hit counts as a read of the entry (LRU order, expiry).
+    ///
+    /// - Parameters:
+    ///   - key: The source's cache key.
+    ///   - processorIdentifier: The processor variant; `""` (the default) for the original.
+    /// - Returns: The image, or nil when it is not in memory.
     public func retrieveImageInMemoryCache(forKey key: String, processorIdentifier: String = "") -> Image? {
         memoryStorage.value(forKey: Self.computedKey(key, processorIdentifier: processorIdentifier))
     }
@@ -256,6 +325,12 @@ public final class ImageCache: Sendable {
 
     /// Where the image for `key` is cached, without reading it. The memory layer is checked for
     /// the variant decoded with `decodingOptions`.
+    ///
+    /// - Parameters:
+    ///   - key: The source's cache key.
+    ///   - processorIdentifier: The processor variant; `""` (the default) for the original.
+    ///   - decodingOptions: The decode variant looked for in memory.
+    /// - Returns: ``CacheType/memory`` before ``CacheType/disk``; ``CacheType/none`` when in neither.
     public func imageCachedType(
         forKey key: String, processorIdentifier: String = "", decodingOptions: ImageDecodingOptions = .default
     ) -> CacheType {
@@ -265,44 +340,67 @@ public final class ImageCache: Sendable {
         return .none
     }
 
-    /// Whether the image for `key` is in memory or on disk.
+    /// Whether the image for `key` is in memory (default decode variant) or on disk.
+    ///
+    /// - Parameters:
+    ///   - key: The source's cache key.
+    ///   - processorIdentifier: The processor variant; `""` (the default) for the original.
     public func isCached(forKey key: String, processorIdentifier: String = "") -> Bool {
         imageCachedType(forKey: key, processorIdentifier: processorIdentifier).cached
     }
 
-    /// Removes the image for `key` from the chosen layers.
+    /// Removes the image for `key` from the chosen layers. In memory only the default decode
+    /// variant is removed; variants decoded to a target size expire on their own.
+    ///
+    /// - Parameters:
+    ///   - key: The source's cache key.
+    ///   - processorIdentifier: The processor variant; `""` (the default) for the original.
+    ///   - fromMemory: Remove the memory entry (default true).
+    ///   - fromDisk: Remove the disk entry (default true).
+    /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the disk index cannot be updated.
     public func removeImage(forKey key: String, processorIdentifier: String = "", fromMemory: Bool = true, fromDisk: Bool = true) async throws {
         let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
         if fromMemory { memoryStorage.remove(forKey: computed) }
         if fromDisk, let diskStorage { try await onIOQueue { try diskStorage.remove(forKey: computed) }.get() }
     }
 
-    /// Empties the memory cache.
+    /// Empties the memory cache (all keys and variants).
     public func clearMemoryCache() { memoryStorage.removeAll() }
 
-    /// Empties the disk cache.
+    /// Empties the disk cache; does nothing without one.
+    ///
+    /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the index cannot be updated.
     public func clearDiskCache() async throws {
         guard let diskStorage else { return }
         try await onIOQueue { try diskStorage.removeAll() }.get()
     }
 
-    /// Removes expired images from memory.
+    /// Removes expired images from memory now, rather than at the next background sweep.
     public func cleanExpiredMemoryCache() { _ = memoryStorage.removeExpired() }
 
-    /// Removes expired entries from disk, then enforces the size limit; returns the removed file names.
+    /// Removes expired entries from disk, then enforces the size limit.
+    ///
+    /// - Returns: The file names removed (expired first, then evicted); empty without a disk cache.
+    /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the index cannot be read or updated.
     @discardableResult
     public func cleanExpiredDiskCache() async throws -> [String] {
         guard let diskStorage else { return [] }
         return try await onIOQueue { try diskStorage.removeExpired() + diskStorage.enforceSizeLimit() }.get()
     }
 
-    /// Bytes on disk.
+    /// Payload bytes of all disk entries (the index and temporary files not counted); 0 without a disk cache.
+    ///
+    /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the index cannot be read.
     public func diskStorageSize() async throws -> Int {
         guard let diskStorage else { return 0 }
         return try await onIOQueue { try diskStorage.totalSize() }.get()
     }
 
-    /// The file that holds (or would hold) the image for `key`; nil without a disk cache.
+    /// The path of the file that holds (or would hold) the image for `key`; nil without a disk cache.
+    ///
+    /// - Parameters:
+    ///   - key: The source's cache key.
+    ///   - processorIdentifier: The processor variant; `""` (the default) for the original.
     public func cachePath(forKey key: String, processorIdentifier: String = "") -> String? {
         diskStorage?.fileURL(forKey: Self.computedKey(key, processorIdentifier: processorIdentifier)).path
     }

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// What `ImageCache.retrieveImage` found.
+/// What ``ImageCache/retrieveImage(forKey:options:)`` found.
 public enum ImageCacheResult: Sendable {
     /// Found in the memory cache.
     case memory(Image)
@@ -13,7 +13,7 @@ public enum ImageCacheResult: Sendable {
     /// Not cached.
     case none
 
-    /// The image, if any.
+    /// The image, or nil for ``none``.
     public var image: Image? {
         switch self {
         case .memory(let image), .disk(let image): image
@@ -21,7 +21,7 @@ public enum ImageCacheResult: Sendable {
         }
     }
 
-    /// Which layer answered.
+    /// Which layer answered; ``CacheType/none`` for a miss.
     public var cacheType: CacheType {
         switch self {
         case .memory: .memory
@@ -31,15 +31,16 @@ public enum ImageCacheResult: Sendable {
     }
 }
 
-/// How `ImageCache.retrieveImage` looks an image up.
+/// How ``ImageCache/retrieveImage(forKey:options:)`` looks an image up.
 public struct ImageCacheRetrievalOptions: Sendable {
-    /// The identifier of the processor that made the wanted variant ("" for the original).
+    /// The identifier of the processor that made the wanted variant (`""`, the default, for the original).
     public var processorIdentifier: String
-    /// How disk bytes are decoded (target size, scale, limits, …).
+    /// How disk bytes are decoded (target size, scale, limits, …); also picks the memory variant. Default
+    /// ``ImageDecodingOptions/default``.
     public var decodingOptions: ImageDecodingOptions
-    /// Turns disk bytes back into an image.
+    /// Turns disk bytes back into an image. Default ``DefaultCacheSerializer/default``.
     public var cacheSerializer: any CacheSerializer
-    /// Only look in memory.
+    /// Only look in memory. Default false.
     public var memoryOnly: Bool
     /// Expiration given to an image promoted from disk to memory (nil: the memory cache's default).
     public var memoryExpiration: StorageExpiration?
@@ -48,7 +49,16 @@ public struct ImageCacheRetrievalOptions: Sendable {
     /// What a disk hit does to the entry's expiry (nil: the disk cache's default).
     public var diskAccessExtending: ExpirationExtending?
 
-    /// Options with the given values.
+    /// Options with the given values; each parameter sets the property of the same name.
+    ///
+    /// - Parameters:
+    ///   - processorIdentifier: The processor variant; `""` for the original.
+    ///   - decodingOptions: How disk bytes are decoded.
+    ///   - cacheSerializer: Turns disk bytes into an image.
+    ///   - memoryOnly: Skip the disk.
+    ///   - memoryExpiration: Expiration of an image promoted from disk.
+    ///   - memoryAccessExtending: What a memory hit does to the expiry.
+    ///   - diskAccessExtending: What a disk hit does to the expiry.
     public init(
         processorIdentifier: String = "",
         decodingOptions: ImageDecodingOptions = .default,
@@ -68,7 +78,9 @@ public struct ImageCacheRetrievalOptions: Sendable {
     }
 }
 
-/// The outcome of `ImageCache.store`, per layer: the memory layer cannot fail; the disk
+/// The outcome of
+/// ``ImageCache/store(_:original:forKey:processorIdentifier:cacheSerializer:toDisk:memoryExpiration:diskExpiration:validators:decodingOptions:)``,
+/// per layer: the memory layer cannot fail; the disk
 /// layer can (disk full, permissions), and its failure does not undo the memory store.
 public struct CacheStoreResult: Sendable {
     /// Always success: the image is in memory.

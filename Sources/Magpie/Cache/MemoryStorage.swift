@@ -12,30 +12,39 @@ import Darwin
 
 /// An in-memory cache of decoded images, keyed by string, with true LRU eviction by cost and count.
 ///
-/// Every operation is O(1) apart from `removeExpired()`, `removeAll()` and `keys`. Entries expire
-/// by `Config.expiration` (or a per-entry override); an expired entry is a miss and is removed
-/// when read. A background sweep removes expired entries every `Config.cleanInterval` seconds;
+/// Every operation is O(1) apart from ``removeExpired()``, ``removeAll()`` and ``keys``. Entries expire
+/// by ``Config/expiration`` (or a per-entry override); an expired entry is a miss and is removed
+/// when read. A background sweep removes expired entries every ``Config/cleanInterval`` seconds;
 /// it holds the storage weakly and stops when the storage is released.
 ///
 /// All state sits behind one `Mutex`, so the storage may be used from any number of tasks.
 public final class MemoryStorage: Sendable {
-    /// Limits and timing of a `MemoryStorage`.
+    /// Limits and timing of a ``MemoryStorage``.
     public struct Config: Sendable {
-        /// Most bytes of pixels held at once (`Image.cost` summed). Default: 25% of
+        /// Most bytes of pixels held at once (``Image/cost`` summed). Default ``defaultTotalCostLimit``: 25% of
         /// min(physical memory, cgroup v2 `memory.max`).
         public var totalCostLimit: Int
         /// Most entries held at once. Default `Int.max`.
         public var countLimit: Int
         /// How long an entry lives unless stored with its own expiration. Default 300 seconds.
         public var expiration: StorageExpiration
-        /// What a read does to the entry's expiry when the caller does not say. Default `.cacheTime`.
+        /// What a read does to the entry's expiry when the caller does not say. Default
+        /// ``ExpirationExtending/cacheTime``.
         public var accessExtending: ExpirationExtending
         /// Seconds between background sweeps of expired entries; zero or less disables the sweep. Default 120.
         public var cleanInterval: TimeInterval
-        /// The source of "now" for expiry decisions. Default `.system`.
+        /// The source of "now" for expiry decisions. Default ``CacheClock/system``.
         public var clock: CacheClock
 
-        /// A configuration with the given values.
+        /// A configuration with the given values; each parameter sets the property of the same name.
+        ///
+        /// - Parameters:
+        ///   - totalCostLimit: Most bytes of pixels held.
+        ///   - countLimit: Most entries held.
+        ///   - expiration: Default lifetime of an entry (300 s).
+        ///   - accessExtending: What a read does to the expiry.
+        ///   - cleanInterval: Seconds between background sweeps (120; 0 or less: none).
+        ///   - clock: The source of "now".
         public init(
             totalCostLimit: Int = Config.defaultTotalCostLimit,
             countLimit: Int = .max,
@@ -78,17 +87,17 @@ public final class MemoryStorage: Sendable {
         }
     }
 
-    /// Counters since creation (or the last `resetStatistics()`).
+    /// Counters since creation (or the last ``resetStatistics()``).
     public struct Statistics: Sendable, Equatable {
         /// Reads that returned an image.
         public var hits = 0
         /// Reads that found nothing, or only an expired entry.
         public var misses = 0
-        /// Entries evicted because the total cost went over `totalCostLimit`.
+        /// Entries evicted because the total cost went over ``Config/totalCostLimit``.
         public var costEvictions = 0
-        /// Entries evicted because the count went over `countLimit`.
+        /// Entries evicted because the count went over ``Config/countLimit``.
         public var countEvictions = 0
-        /// Entries removed because they had expired (on read, by `removeExpired()` or by the sweep).
+        /// Entries removed because they had expired (on read, by ``removeExpired()`` or by the sweep).
         public var expirations = 0
         /// Stores refused because the entry alone exceeds a limit or is already expired.
         public var rejections = 0
@@ -96,9 +105,9 @@ public final class MemoryStorage: Sendable {
         /// Creates zeroed counters.
         public init() {}
 
-        /// `costEvictions + countEvictions`.
+        /// All evictions: ``costEvictions`` + ``countEvictions`` (expirations not included).
         public var evictions: Int { costEvictions + countEvictions }
-        /// Hits divided by reads; 0 before the first read.
+        /// ``hits`` divided by reads (hits + misses), 0...1; 0 before the first read.
         public var hitRate: Double {
             let reads = hits + misses
             return reads == 0 ? 0 : Double(hits) / Double(reads)
@@ -112,6 +121,10 @@ public final class MemoryStorage: Sendable {
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
 
     /// Creates an empty storage; starts the background sweep when `config.cleanInterval` is positive.
+    ///
+    /// - Parameter config: Limits, expiry and clock; defaults to
+    ///   ``Config/init(totalCostLimit:countLimit:expiration:accessExtending:cleanInterval:clock:)``
+    ///   with its defaults.
     public init(config: Config = Config()) {
         self.config = config
         self.state = Mutex(State())
@@ -128,8 +141,14 @@ public final class MemoryStorage: Sendable {
     /// entries (expired ones first) until both limits hold.
     ///
     /// Nothing is stored, and an older value for `key` is removed, when `cost` (default
-    /// `image.cost`) alone exceeds `totalCostLimit`, when `countLimit` is below 1, or when the
-    /// expiration (default `config.expiration`) is already over.
+    /// `image.cost`) alone exceeds ``Config/totalCostLimit``, when ``Config/countLimit`` is below 1, or when the
+    /// expiration (default `config.expiration`) is already over; ``Statistics/rejections`` counts these.
+    ///
+    /// - Parameters:
+    ///   - image: The image to hold.
+    ///   - key: The key to store it under.
+    ///   - cost: What the entry counts against the cost limit, in bytes; nil (the default) for ``Image/cost``.
+    ///   - expiration: The entry's lifetime; nil (the default) for ``Config/expiration``.
     public func store(_ image: Image, forKey key: String, cost: Int? = nil, expiration: StorageExpiration? = nil) {
         let expiration = expiration ?? config.expiration
         let cost = max(cost ?? image.cost, 0)
@@ -151,7 +170,9 @@ public final class MemoryStorage: Sendable {
         }
     }
 
-    /// Removes the value for `key`, if any.
+    /// Removes the value for `key`, if any (not counted in the statistics).
+    ///
+    /// - Parameter key: The exact key the image was stored under.
     public func remove(forKey key: String) {
         _ = state.withLock { $0.remove(key: key) }
     }
@@ -161,7 +182,9 @@ public final class MemoryStorage: Sendable {
         _ = state.withLock { $0.takeAll() }
     }
 
-    /// Removes every expired entry and returns how many were removed.
+    /// Removes every expired entry now (the background sweep does the same periodically).
+    ///
+    /// - Returns: How many entries were removed.
     @discardableResult
     public func removeExpired() -> Int {
         let now = config.clock.now().timeIntervalSinceReferenceDate
@@ -174,14 +197,21 @@ public final class MemoryStorage: Sendable {
     /// The image for `key`, or nil when there is none or it has expired (an expired entry is removed).
     ///
     /// A hit makes the entry the most recently used and applies `extendingExpiration`
-    /// (nil: `config.accessExtending`) to its expiry.
+    /// (nil: `config.accessExtending`) to its expiry. Hits and misses are counted in ``statistics``.
+    ///
+    /// - Parameters:
+    ///   - key: The key the image was stored under.
+    ///   - extendingExpiration: What this read does to the entry's expiry; nil (the default) for
+    ///     ``Config/accessExtending``.
     public func value(forKey key: String, extendingExpiration: ExpirationExtending? = nil) -> Image? {
         let now = config.clock.now().timeIntervalSinceReferenceDate
         let extending = extendingExpiration ?? config.accessExtending
         return state.withLock { $0.value(forKey: key, now: now, extending: extending) }.hit
     }
 
-    /// True when `key` holds an unexpired entry. Neither the LRU order nor the expiry changes.
+    /// True when `key` holds an unexpired entry. Neither the LRU order, the expiry nor the statistics change.
+    ///
+    /// - Parameter key: The key the image was stored under.
     public func isCached(forKey key: String) -> Bool {
         let now = config.clock.now().timeIntervalSinceReferenceDate
         return state.withLock { state in
@@ -193,7 +223,7 @@ public final class MemoryStorage: Sendable {
     /// Number of entries held (expired ones not yet removed included).
     public var count: Int { state.withLock { $0.count } }
 
-    /// Sum of the costs of the entries held.
+    /// Sum of the costs of the entries held, in bytes (expired ones not yet removed included).
     public var totalCost: Int { state.withLock { $0.totalCost } }
 
     /// The keys held, most recently used first.
@@ -210,7 +240,7 @@ public final class MemoryStorage: Sendable {
         }
     }
 
-    /// A snapshot of the counters.
+    /// A snapshot of the counters since creation or the last ``resetStatistics()``.
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
     /// Sets every counter to zero.

@@ -14,10 +14,14 @@ public enum StorageExpiration: Sendable, Equatable, Hashable, Codable {
     case days(Int)
     /// Expires at a fixed date.
     case date(Date)
-    /// Already expired: such an entry is never stored.
+    /// Already expired: such an entry is never stored (and storing it removes an older one).
     case expired
 
-    /// The expiry date for an entry stored or extended at `now` (`.distantFuture` for `.never`).
+    /// The expiry date for an entry stored or extended at `now`.
+    ///
+    /// - Parameter now: When the entry is stored or extended.
+    /// - Returns: `now` plus the lifetime; `Date.distantFuture` for ``never``, `Date.distantPast` for ``expired``,
+    ///   the date itself for ``date(_:)``.
     public func estimatedExpiration(since now: Date) -> Date {
         switch self {
         case .never: .distantFuture
@@ -28,7 +32,8 @@ public enum StorageExpiration: Sendable, Equatable, Hashable, Codable {
         }
     }
 
-    /// True for `.expired` and for seconds/days ≤ 0.
+    /// True for ``expired`` and for ``seconds(_:)`` or ``days(_:)`` ≤ 0; a ``date(_:)`` in the past is not detected
+    /// here.
     public var isExpired: Bool {
         switch self {
         case .expired: true
@@ -54,14 +59,16 @@ public struct CacheClock: Sendable {
     private let current: @Sendable () -> Date
 
     /// A clock reading `now`.
+    ///
+    /// - Parameter now: Returns the current time; called on every cache operation, from any thread.
     public init(_ now: @escaping @Sendable () -> Date) {
         self.current = now
     }
 
-    /// The current time.
+    /// The current time, as the closure given at creation says.
     public func now() -> Date { current() }
 
-    /// The system clock.
+    /// The system clock (`Date()`).
     public static let system = CacheClock { Date() }
 }
 
@@ -71,9 +78,9 @@ public enum CacheType: String, Sendable, Equatable, Codable {
     case none
     /// In the memory cache.
     case memory
-    /// On disk.
+    /// In the disk cache (and, after the read, in memory too).
     case disk
 
-    /// True for `.memory` and `.disk`.
+    /// True for ``memory`` and ``disk``.
     public var cached: Bool { self != .none }
 }

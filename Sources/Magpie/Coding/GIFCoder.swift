@@ -5,12 +5,13 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// GIF coder (giflib): decodes still and animated GIFs, encodes animated GIFs.
+/// GIF coder (giflib): decodes still and animated GIFs, encodes still and animated GIFs.
 ///
 /// Decoding returns one fully composited canvas per image block of the file (GIF logical screen
 /// size), starting from a transparent canvas and honouring each frame's disposal method,
 /// transparency, local palette and interlacing. Delays are reported as stored (centiseconds × 10
-/// ms, 0 without a control block); `loopCount` is the NETSCAPE2.0/ANIMEXTS1.0 value, nil without one.
+/// ms, 0 without a control block); ``Image/loopCount`` is the NETSCAPE2.0/ANIMEXTS1.0 value, nil without one.
+/// ``ImageDecodingOptions/targetSize`` is not used: GIFs always decode at full size.
 ///
 /// Encoding writes every frame as a full-canvas image with its own palette: exact when a frame
 /// has at most 256 colours, otherwise median-cut quantized with Floyd–Steinberg dithering.
@@ -19,16 +20,22 @@ public struct GIFCoder: ImageCoder {
     /// Creates the coder.
     public init() {}
 
-    /// `.gif`.
+    /// Always ``ImageFormat/gif``.
     public var format: ImageFormat { .gif }
 
     /// Always true: GIF encoding is implemented.
     public var canEncode: Bool { true }
 
-    /// Decodes a GIF. Throws `MagpieError.decodingFailed` with `.tooLarge` when the canvas, an
-    /// image block, the frame count or the total frame memory exceeds `options.limits` (checked
-    /// before allocating), `.truncatedData` when the data ends inside the file, and `.corruptData`
-    /// for malformed data.
+    /// Decodes a GIF into one full-canvas frame per image block (only the first with
+    /// ``ImageDecodingOptions/onlyFirstFrame``).
+    ///
+    /// - Parameters:
+    ///   - data: A complete GIF file.
+    ///   - options: First-frame-only, scale and limits.
+    /// - Returns: The image with format ``ImageFormat/gif``.
+    /// - Throws: ``MagpieError/decodingFailed(reason:)`` with `tooLarge` when the canvas, an image block,
+    ///   the frame count or the total frame memory exceeds `options.limits` (checked before allocating),
+    ///   `truncatedData` when the data ends inside the file, and `corruptData` for malformed data.
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
         var limits = CodecBridge.limits(options)
         var error = mg_error()
@@ -55,8 +62,14 @@ public struct GIFCoder: ImageCoder {
     }
 
     /// Encodes all frames (only the first with `options.onlyFirstFrame`) as a GIF89a. Animated
-    /// images get a NETSCAPE2.0 loop block when `loopCount` is set, and each frame a delay of
-    /// its duration rounded to centiseconds.
+    /// images get a NETSCAPE2.0 loop block when ``Image/loopCount`` is set, and each frame a delay of
+    /// its duration rounded to centiseconds (at most 655.35 s).
+    ///
+    /// - Parameters:
+    ///   - image: The image to write; colours are reduced to 256 per frame when needed.
+    ///   - options: Only ``ImageEncodingOptions/onlyFirstFrame`` is used.
+    /// - Returns: The GIF file's bytes.
+    /// - Throws: ``MagpieError/encodingFailed(reason:)`` with `encoderFailed` carrying giflib's message.
     public func encode(_ image: Image, options: ImageEncodingOptions) throws -> Data {
         let frames = options.onlyFirstFrame ? [image.frames[0]] : image.frames
         let width = image.width, height = image.height

@@ -5,26 +5,48 @@ import Foundation
 #endif
 
 /// Reads and/or writes one image format. Register your own with
-/// `ImageCoderRegistry.shared.register(_:)` to add a format or replace a built-in coder.
+/// ``ImageCoderRegistry/register(_:)`` on ``ImageCoderRegistry/shared`` to add a format or replace a built-in coder.
 ///
 /// Coders must be thread-safe: one instance decodes on many tasks at once.
-/// Every failure is thrown as a `MagpieError`.
+/// Every failure is thrown as a ``MagpieError``.
 public protocol ImageCoder: Sendable {
     /// The format this coder handles.
     var format: ImageFormat { get }
-    /// Whether this coder can decode `data`; by default, whether the sniffed format is `format`.
+    /// Whether this coder can decode `data`; by default, whether the sniffed format is ``format``.
+    ///
+    /// Called for every decode, so it should only look at the leading bytes.
+    /// - Parameter data: The complete encoded image.
+    /// - Returns: True when ``decode(_:options:)`` should be given `data`.
     func canDecode(_ data: Data) -> Bool
     /// Decodes `data` into an image, honouring `options` (limits, target size, frames).
+    ///
+    /// - Parameters:
+    ///   - data: The complete encoded image.
+    ///   - options: Target size, first-frame-only, scale, orientation and the
+    ///     ``ImageDecodingLimits`` to enforce before allocating.
+    /// - Returns: The decoded image, at least one frame.
+    /// - Throws: ``MagpieError/decodingFailed(reason:)`` for data this coder cannot turn into an image.
     func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image
-    /// Whether `encode` is implemented.
+    /// Whether ``encode(_:options:)`` is implemented; false by default.
     var canEncode: Bool { get }
     /// Encodes `image` (all frames when the format animates).
+    ///
+    /// - Parameters:
+    ///   - image: The image to write.
+    ///   - options: Quality, lossless, background and first-frame-only settings.
+    /// - Returns: The encoded file's bytes.
+    /// - Throws: ``MagpieError/encodingFailed(reason:)``; the default implementation always throws
+    ///   ``MagpieError/EncodingFailureReason/unsupportedFormat(_:)``.
     func encode(_ image: Image, options: ImageEncodingOptions) throws -> Data
 }
 
 extension ImageCoder {
+    /// True when ``ImageFormat/init(sniffing:)`` recognises `data` as this coder's ``format``.
     public func canDecode(_ data: Data) -> Bool { ImageFormat(sniffing: data) == format }
+    /// False: coders that only decode need not implement encoding.
     public var canEncode: Bool { false }
+    /// Always throws ``MagpieError/encodingFailed(reason:)`` with
+    /// ``MagpieError/EncodingFailureReason/unsupportedFormat(_:)``.
     public func encode(_ image: Image, options: ImageEncodingOptions) throws -> Data {
         throw MagpieError.encodingFailed(reason: .unsupportedFormat(format))
     }

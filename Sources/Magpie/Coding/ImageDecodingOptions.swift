@@ -10,15 +10,16 @@ public struct ImageDecodingOptions: Sendable, Equatable {
     /// WebP scaled decode) but never below what `contentMode` needs to cover this size.
     /// The result is at least that large; resize afterwards for an exact size.
     public var targetSize: PixelSize?
-    /// How `targetSize` is covered: `.aspectFit` keeps enough pixels to fit inside it, `.aspectFill` to fill it.
+    /// How ``targetSize`` is covered: ``ContentMode/aspectFit`` keeps enough pixels to fit inside it,
+    /// ``ContentMode/aspectFill`` to fill it. Default ``ContentMode/aspectFit``.
     public var contentMode: ContentMode
-    /// Decode only the first frame of an animation (faster, less memory).
+    /// Decode only the first frame of an animation (faster, less memory). Default false.
     public var onlyFirstFrame: Bool
-    /// The scale given to the decoded image (pixels per point).
+    /// The ``Image/scale`` given to the decoded image (pixels per point). Default 1.
     public var scale: Double
     /// Apply the EXIF orientation of JPEG and WebP so pixels come out upright. Default true.
     public var appliesOrientation: Bool
-    /// Limits checked against headers before pixel memory is allocated.
+    /// Limits checked against headers before pixel memory is allocated. Default ``ImageDecodingLimits/default``.
     public var limits: ImageDecodingLimits
 
     /// How a target size is covered.
@@ -30,6 +31,14 @@ public struct ImageDecodingOptions: Sendable, Equatable {
     }
 
     /// Options with the given values; the defaults decode everything at full size within the default limits.
+    ///
+    /// - Parameters:
+    ///   - targetSize: The size in pixels the image will be shown at, or nil (the default) for full size.
+    ///   - contentMode: Whether the decoded image must fit inside `targetSize` or fill it.
+    ///   - onlyFirstFrame: Decode only the first frame of animations.
+    ///   - scale: Pixels per point of the result.
+    ///   - appliesOrientation: Turn JPEG and WebP pixels upright by their EXIF orientation.
+    ///   - limits: The safety limits to enforce.
     public init(
         targetSize: PixelSize? = nil,
         contentMode: ContentMode = .aspectFit,
@@ -49,7 +58,7 @@ public struct ImageDecodingOptions: Sendable, Equatable {
     /// Full-size decode with default limits.
     public static let `default` = ImageDecodingOptions()
 
-    /// The options that change the decoded image, as text: "" for the defaults. Caches add it
+    /// The options that change the decoded image, as text: `""` for the defaults. Caches add it
     /// to their memory keys so a downsampled decode is never handed to a full-size request.
     public var variantIdentifier: String {
         if targetSize == nil && !onlyFirstFrame && scale == 1 && appliesOrientation { return "" }
@@ -83,7 +92,12 @@ public struct ImageDecodingLimits: Sendable, Equatable {
     /// Most frames an animation may have. Default 10,000.
     public var maxFrameCount: Int
 
-    /// Creates limits.
+    /// Creates limits; the defaults are those of ``default``.
+    ///
+    /// - Parameters:
+    ///   - maxPixelsPerFrame: Most pixels (width × height) of one frame or canvas.
+    ///   - maxTotalBytes: Most bytes of decoded pixels over all frames.
+    ///   - maxFrameCount: Most frames of an animation.
     public init(maxPixelsPerFrame: Int = 100_000_000, maxTotalBytes: Int = 1 << 30, maxFrameCount: Int = 10_000) {
         self.maxPixelsPerFrame = maxPixelsPerFrame
         self.maxTotalBytes = maxTotalBytes

@@ -4,9 +4,12 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// How to encode.
+/// How to encode: quality, progressive JPEG, lossless WebP, background and frames.
+///
+/// Options that a format does not use are ignored (PNG and GIF ignore ``quality``, for example).
 public struct ImageEncodingOptions: Sendable, Equatable {
-    /// Lossy quality 1...100 (JPEG, lossy WebP). Default 85.
+    /// Lossy quality 1...100 (JPEG, lossy WebP). Default 85. Values outside the range make those encoders
+    /// throw ``MagpieError/EncodingFailureReason/invalidOption(_:)``.
     public var quality: Int
     /// Write a progressive JPEG. Default false.
     public var progressive: Bool
@@ -17,7 +20,14 @@ public struct ImageEncodingOptions: Sendable, Equatable {
     /// Write only the first frame even when the image is animated. Default false.
     public var onlyFirstFrame: Bool
 
-    /// Options with the given values.
+    /// Options with the given values; the defaults are those of ``default``.
+    ///
+    /// - Parameters:
+    ///   - quality: Lossy quality, 1...100.
+    ///   - progressive: Write a progressive JPEG.
+    ///   - lossless: Write lossless WebP.
+    ///   - background: Colour translucent pixels are composited over for formats without alpha.
+    ///   - onlyFirstFrame: Write a still image even for an animation.
     public init(
         quality: Int = 85, progressive: Bool = false, lossless: Bool = false,
         background: RGBAColor = .white, onlyFirstFrame: Bool = false
@@ -29,7 +39,7 @@ public struct ImageEncodingOptions: Sendable, Equatable {
         self.onlyFirstFrame = onlyFirstFrame
     }
 
-    /// Quality 85, baseline, lossy, white background.
+    /// Quality 85, baseline, lossy, white background, all frames.
     public static let `default` = ImageEncodingOptions()
 
     func validatedQuality() throws -> Int32 {

@@ -7,17 +7,25 @@ import Foundation
 
 /// JPEG coder on libjpeg-turbo: baseline, progressive, arithmetic, greyscale, CMYK/YCCK.
 ///
-/// Decoding applies the EXIF orientation (unless `appliesOrientation` is false) and,
-/// with a `targetSize`, uses DCT scaling (N/8) to decode no more pixels than needed.
+/// Decoding applies the EXIF orientation (unless ``ImageDecodingOptions/appliesOrientation`` is false) and,
+/// with a ``ImageDecodingOptions/targetSize``, uses DCT scaling (N/8) to decode no more pixels than needed.
+/// Encoding writes 8-bit RGB: translucent pixels are first composited over
+/// ``ImageEncodingOptions/background``, and only the first frame of an animation is written.
 /// 12-bit JPEGs are reported as unsupported.
 public struct JPEGCoder: ImageCoder {
     /// Creates the coder.
     public init() {}
 
+    /// Always ``ImageFormat/jpeg``.
     public var format: ImageFormat { .jpeg }
+    /// Always true.
     public var canEncode: Bool { true }
 
     /// Reads the stored size and properties from the header without decoding pixels.
+    ///
+    /// - Parameter data: A JPEG file, or at least everything up to its first scan.
+    /// - Returns: The size in pixels as stored (before EXIF orientation), and whether the file is progressive.
+    /// - Throws: ``MagpieError/decodingFailed(reason:)`` when the header is missing, cut short or malformed.
     public func header(of data: Data) throws -> (width: Int, height: Int, isProgressive: Bool) {
         var header = mg_jpeg_header()
         var error = mg_error()
@@ -26,6 +34,15 @@ public struct JPEGCoder: ImageCoder {
         return (Int(header.width), Int(header.height), header.is_progressive != 0)
     }
 
+    /// Decodes a JPEG, upright unless orientation is turned off, and DCT-scaled toward
+    /// ``ImageDecodingOptions/targetSize`` when one is set (never below what it needs).
+    ///
+    /// - Parameters:
+    ///   - data: A complete JPEG file.
+    ///   - options: Target size, scale, orientation and limits; `onlyFirstFrame` has no effect.
+    /// - Returns: A still image whose format is ``ImageFormat/jpeg``.
+    /// - Throws: ``MagpieError/decodingFailed(reason:)`` with `corruptData`, `truncatedData`, `tooLarge`
+    ///   (checked against `options.limits` before allocating), `unsupportedFormat` (12-bit JPEG) or `outOfMemory`.
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
         let orientation = options.appliesOrientation ? ImageOrientation(jpegData: data) : .up
         var minimum = PixelSize(width: 0, height: 0)
@@ -50,6 +67,15 @@ public struct JPEGCoder: ImageCoder {
         return Image(pixels: pixels, scale: options.scale, format: .jpeg)
     }
 
+    /// Encodes the first frame of `image` as a baseline or progressive JPEG.
+    ///
+    /// - Parameters:
+    ///   - image: The image; translucent pixels are composited over `options.background`.
+    ///   - options: ``ImageEncodingOptions/quality`` (1...100), ``ImageEncodingOptions/progressive`` and
+    ///     ``ImageEncodingOptions/background``.
+    /// - Returns: The JPEG file's bytes.
+    /// - Throws: ``MagpieError/encodingFailed(reason:)`` with `invalidOption` for a quality outside 1...100, or
+    ///   `encoderFailed` with libjpeg's message.
     public func encode(_ image: Image, options: ImageEncodingOptions) throws -> Data {
         let quality = try options.validatedQuality()
         let pixels = image.pixels.isOpaque ? image.pixels : image.pixels.flattened(over: options.background)
@@ -67,6 +93,9 @@ public struct JPEGCoder: ImageCoder {
 
 extension PixelBuffer {
     /// The pixels composited over an opaque `background` (for formats without alpha).
+    ///
+    /// - Parameter background: The colour under translucent pixels; its alpha is ignored.
+    /// - Returns: A copy in which every pixel is opaque; opaque pixels keep their colour.
     public func flattened(over background: RGBAColor) -> PixelBuffer {
         var copy = self
         let bg = (UInt32(background.red), UInt32(background.green), UInt32(background.blue))

@@ -8,22 +8,35 @@ import Foundation
 /// PNG and APNG coder on libpng.
 ///
 /// Still PNGs decode through libpng with every colour type and bit depth. Animated
-/// PNGs (acTL/fcTL/fdAT) are taken apart by `APNGDecoder`, which rebuilds each
+/// PNGs (acTL/fcTL/fdAT) are taken apart by an internal APNG decoder, which rebuilds each
 /// frame as a PNG for libpng and composites the frames; a broken animation falls
 /// back to the still image. Encoding writes 8-bit RGB (opaque) or RGBA, and an
 /// APNG when the image has several frames.
 public struct PNGCoder: ImageCoder {
-    /// zlib compression level 0...9 used when encoding. Default 6.
+    /// zlib compression level 0 (none, fastest) ... 9 (smallest) used when encoding. Default 6.
+    /// A value outside 0...9 makes ``encode(_:options:)`` throw.
     public var compressionLevel: Int
 
     /// Creates the coder.
+    ///
+    /// - Parameter compressionLevel: zlib level for encoding, 0...9 (default 6); checked when encoding.
     public init(compressionLevel: Int = 6) {
         self.compressionLevel = compressionLevel
     }
 
+    /// Always ``ImageFormat/png`` (APNG included).
     public var format: ImageFormat { .png }
+    /// Always true.
     public var canEncode: Bool { true }
 
+    /// Decodes a PNG, or all frames of an APNG; a broken animation gives the still (default) image instead.
+    ///
+    /// - Parameters:
+    ///   - data: A complete PNG or APNG file.
+    ///   - options: Scale, first-frame-only and limits; ``ImageDecodingOptions/targetSize`` is not used.
+    /// - Returns: The image with format ``ImageFormat/png``.
+    /// - Throws: ``MagpieError/decodingFailed(reason:)`` with `corruptData`, `truncatedData`, `tooLarge`
+    ///   or `outOfMemory`.
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
         if PNGChunks.declaresAnimation(data), let animation = try APNGDecoder(data: data).decode(options: options) {
             return animation
@@ -40,6 +53,15 @@ public struct PNGCoder: ImageCoder {
         return CodecBridge.pixels(adopting: bitmap)
     }
 
+    /// Encodes `image` as 8-bit PNG (RGB when every pixel is opaque, RGBA otherwise), or as APNG
+    /// when it is animated and `options.onlyFirstFrame` is false.
+    ///
+    /// - Parameters:
+    ///   - image: The image to write.
+    ///   - options: Only ``ImageEncodingOptions/onlyFirstFrame`` is used.
+    /// - Returns: The PNG file's bytes.
+    /// - Throws: ``MagpieError/encodingFailed(reason:)`` with `invalidOption` when ``compressionLevel``
+    ///   is outside 0...9, or `encoderFailed` with libpng's message.
     public func encode(_ image: Image, options: ImageEncodingOptions) throws -> Data {
         guard (0...9).contains(compressionLevel) else {
             throw MagpieError.encodingFailed(reason: .invalidOption("PNG compression level \(compressionLevel) is outside 0...9"))

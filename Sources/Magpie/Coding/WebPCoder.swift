@@ -8,24 +8,25 @@ import Foundation
 /// WebP coder (libwebp): lossy, lossless, alpha and animated WebP, both ways.
 ///
 /// Decoding
-/// - Still images come out as straight-alpha RGBA. With `targetSize` set, a still
-///   image is decoded straight to `ImageDecodingOptions.requiredSize(forImageOf:)`
-///   of its display size by libwebp's scaler (only when that is smaller than the
-///   stored size), so large images never exist at full size in memory.
+/// - Still images come out as straight-alpha RGBA. With ``ImageDecodingOptions/targetSize`` set, a still
+///   image is decoded by libwebp's scaler straight to the smallest size that still fits
+///   (or fills, per ``ImageDecodingOptions/contentMode``) the target, when that is smaller than the
+///   stored size, so large images never exist at full size in memory.
 ///   Animations ignore `targetSize`: libwebp's animation decoder cannot scale.
 /// - Animations are composited by libwebp onto a transparent canvas; each frame is
-///   the full canvas with its stored duration, and `loopCount` is the ANIM chunk's
+///   the full canvas with its stored duration, and ``Image/loopCount`` is the ANIM chunk's
 ///   value (0 = forever).
 /// - The EXIF orientation of the `EXIF` chunk is applied to every frame when
-///   `appliesOrientation` is set.
+///   ``ImageDecodingOptions/appliesOrientation`` is set.
 /// - Files must be complete: a file shorter than its RIFF header declares, or whose
 ///   last chunk is cut, throws `truncatedData`, even when the frames before the cut
 ///   could be shown.
 ///
 /// Encoding
-/// - Lossy at `quality` (1...100), or lossless when `lossless` is set; lossless keeps
+/// - Lossy at ``ImageEncodingOptions/quality`` (1...100), or lossless when ``ImageEncodingOptions/lossless``
+///   is set; lossless keeps
 ///   the colour of fully transparent pixels, so it round-trips pixel for pixel.
-/// - Images with several frames become an animation (unless `onlyFirstFrame`), with
+/// - Images with several frames become an animation (unless ``ImageEncodingOptions/onlyFirstFrame``), with
 ///   each frame's duration rounded to milliseconds and the image's `loopCount`
 ///   (nil, "play once", is written as 1). libwebp's animation encoder folds a frame
 ///   identical to the one before it into that frame's duration.
@@ -33,17 +34,21 @@ public struct WebPCoder: ImageCoder {
     /// Creates the coder.
     public init() {}
 
-    /// Always `.webp`.
+    /// Always ``ImageFormat/webp``.
     public var format: ImageFormat { .webp }
 
-    /// WebP encoding is implemented.
+    /// Always true: WebP encoding is implemented.
     public var canEncode: Bool { true }
 
     /// Decodes a complete WebP file; see the type's documentation for the rules.
     ///
-    /// - Throws: `MagpieError.decodingFailed` with `.emptyData`, `.truncatedData`,
-    ///   `.corruptData`, `.tooLarge` (checked before allocating), `.unsupportedFormat`
-    ///   or `.outOfMemory`.
+    /// - Parameters:
+    ///   - data: A complete WebP file.
+    ///   - options: Target size (stills only), first-frame-only, scale, orientation and limits.
+    /// - Returns: The image with format ``ImageFormat/webp``.
+    /// - Throws: ``MagpieError/decodingFailed(reason:)`` with `emptyData`, `truncatedData`,
+    ///   `corruptData`, `tooLarge` (checked before allocating), `unsupportedFormat`
+    ///   or `outOfMemory`.
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
         guard !data.isEmpty else { throw MagpieError.decodingFailed(reason: .emptyData) }
         return try CodecBridge.withBytes(of: data) { bytes, count in
@@ -94,8 +99,13 @@ public struct WebPCoder: ImageCoder {
     /// Encodes `image` as WebP: a still image, or an animation when it has several
     /// frames and `options.onlyFirstFrame` is false.
     ///
-    /// - Throws: `MagpieError.encodingFailed` with `.invalidOption` for a lossy quality
-    ///   outside 1...100, or `.encoderFailed` carrying libwebp's `WebPEncodingError`
+    /// - Parameters:
+    ///   - image: The image to write.
+    ///   - options: ``ImageEncodingOptions/quality`` (lossy only), ``ImageEncodingOptions/lossless`` and
+    ///     ``ImageEncodingOptions/onlyFirstFrame``.
+    /// - Returns: The WebP file's bytes.
+    /// - Throws: ``MagpieError/encodingFailed(reason:)`` with `invalidOption` for a lossy quality
+    ///   outside 1...100, or `encoderFailed` carrying libwebp's `WebPEncodingError`
     ///   name (for example a side longer than 16383 pixels).
     public func encode(_ image: Image, options: ImageEncodingOptions) throws -> Data {
         // Lossless effort is fixed at libwebp's default, so quality only matters (and is only validated) for lossy.

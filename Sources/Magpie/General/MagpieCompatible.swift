@@ -4,16 +4,18 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Namespace wrapper behind `.mg`, in the spirit of Kingfisher's `.kf`: Magpie's
-/// extensions live on `value.mg` so they never clash with other libraries.
+/// Namespace wrapper behind `.mg`: Magpie's extensions live on `value.mg` so they never clash
+/// with other libraries' extensions of the same types.
 public struct MagpieWrapper<Base>: Sendable where Base: Sendable {
     /// The wrapped value.
     public let base: Base
-    /// Wraps `base`.
+    /// Wraps `base`; normally reached through `value.mg` rather than called.
+    ///
+    /// - Parameter base: The value the extensions work on.
     public init(_ base: Base) { self.base = base }
 }
 
-/// Types that gain the `.mg` namespace.
+/// Value types that gain the `.mg` namespace (`Data` conforms).
 public protocol MagpieCompatibleValue: Sendable {}
 
 extension MagpieCompatibleValue {
@@ -24,11 +26,12 @@ extension MagpieCompatibleValue {
 extension Data: MagpieCompatibleValue {}
 
 extension MagpieWrapper where Base == Data {
-    /// The format sniffed from the data's leading bytes.
+    /// The format sniffed from the data's leading bytes (``ImageFormat/init(sniffing:)``); ``ImageFormat/unknown`` when
+    /// none matches.
     public var imageFormat: ImageFormat { ImageFormat(sniffing: base) }
 }
 
-/// Reference types that gain the `.mg` namespace (view-binding targets, later parts).
+/// Reference types that gain the `.mg` namespace; every ``ImageTarget`` is one.
 public protocol MagpieCompatible: AnyObject, Sendable {}
 
 extension MagpieCompatible {

@@ -6,6 +6,9 @@ import Foundation
 
 /// The one error type of Magpie. Each case carries a nested reason with the
 /// context needed to act on it: which format, which codec message, which limit.
+///
+/// ``description`` is one line meant for users (it names the URL, status, file or key);
+/// switch over the reasons to react programmatically.
 public enum MagpieError: Error, Sendable, CustomStringConvertible {
     /// Data could not be turned into an image.
     case decodingFailed(reason: DecodingFailureReason)
@@ -45,7 +48,7 @@ public enum MagpieError: Error, Sendable, CustomStringConvertible {
         case corruptData(ImageFormat, message: String)
         /// The data ends before the image does.
         case truncatedData(ImageFormat, message: String)
-        /// The header declares more than `ImageDecodingLimits` allow; refused before allocating.
+        /// The header declares more than ``ImageDecodingLimits`` allow; refused before allocating.
         case tooLarge(ImageFormat, message: String)
         /// The pixels could not be allocated.
         case outOfMemory(ImageFormat, message: String)
@@ -105,6 +108,7 @@ public enum MagpieError: Error, Sendable, CustomStringConvertible {
         case notCached(key: String)
     }
 
+    /// One line saying what failed and why (the URL, status, file or key involved), for logs and error output.
     public var description: String {
         switch self {
         case .cacheFailed(let reason): "cache failed: \(reason)"
@@ -120,7 +124,9 @@ public enum MagpieError: Error, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The decoding reason, when this is a decoding failure.
+    /// The decoding reason, when this is a decoding failure: either
+    /// ``MagpieError/decodingFailed(reason:)`` or a downloaded body that did not decode
+    /// (``MagpieError/ResponseFailureReason/undecodable(_:reason:)``); nil otherwise.
     public var decodingReason: DecodingFailureReason? {
         switch self {
         case .decodingFailed(let reason): reason
@@ -131,10 +137,12 @@ public enum MagpieError: Error, Sendable, CustomStringConvertible {
 }
 
 extension MagpieError: LocalizedError {
+    /// The same text as ``MagpieError/description``, so `localizedDescription` is useful too.
     public var errorDescription: String? { description }
 }
 
 extension MagpieError.DecodingFailureReason: CustomStringConvertible {
+    /// A short lowercase phrase; ``MagpieError/description`` puts it after what failed.
     public var description: String {
         switch self {
         case .emptyData: "empty data"
@@ -150,6 +158,7 @@ extension MagpieError.DecodingFailureReason: CustomStringConvertible {
 }
 
 extension MagpieError.EncodingFailureReason: CustomStringConvertible {
+    /// A short lowercase phrase; ``MagpieError/description`` puts it after what failed.
     public var description: String {
         switch self {
         case .unsupportedFormat(let format): "no encoder for \(format)"
@@ -160,6 +169,7 @@ extension MagpieError.EncodingFailureReason: CustomStringConvertible {
 }
 
 extension MagpieError.ImageCreationFailureReason: CustomStringConvertible {
+    /// A short lowercase phrase; ``MagpieError/description`` puts it after what failed.
     public var description: String {
         switch self {
         case .invalidSize(let w, let h): "invalid size \(w)x\(h)"
@@ -172,6 +182,7 @@ extension MagpieError.ImageCreationFailureReason: CustomStringConvertible {
 }
 
 extension MagpieError.CacheFailureReason: CustomStringConvertible {
+    /// A short lowercase phrase; ``MagpieError/description`` puts it after what failed.
     public var description: String {
         switch self {
         case .cannotCreateDirectory(let path, let message): "cannot create cache directory \(path): \(message)"
@@ -186,6 +197,7 @@ extension MagpieError.CacheFailureReason: CustomStringConvertible {
 }
 
 extension MagpieError.ProcessingFailureReason: CustomStringConvertible {
+    /// A short lowercase phrase; ``MagpieError/description`` puts it after what failed.
     public var description: String {
         switch self {
         case .invalidTargetSize(let size): "invalid target size \(size)"

@@ -12,6 +12,10 @@ public struct ImageFrame: Sendable, Equatable {
     public var duration: Duration
 
     /// Creates a frame.
+    ///
+    /// - Parameters:
+    ///   - pixels: The frame's pixels; for an animation, the whole canvas.
+    ///   - duration: How long the frame shows. Defaults to zero, which is right for stills.
     public init(pixels: PixelBuffer, duration: Duration = .zero) {
         self.pixels = pixels
         self.duration = duration
@@ -30,10 +34,15 @@ public struct Image: Sendable, Equatable {
     public var loopCount: Int?
     /// The format the image was decoded from (`.unknown` for images built in memory).
     public var format: ImageFormat
-    /// Pixels per point: `size` is the pixel size divided by this. Default 1.
+    /// Pixels per point: ``size`` is the pixel size divided by this. Default 1.
     public var scale: Double
 
     /// A still image made from `pixels`.
+    ///
+    /// - Parameters:
+    ///   - pixels: The single frame's pixels.
+    ///   - scale: Pixels per point (default 1).
+    ///   - format: The format the pixels came from; ``ImageFormat/unknown`` (the default) for images made in memory.
     public init(pixels: PixelBuffer, scale: Double = 1, format: ImageFormat = .unknown) {
         self.frames = [ImageFrame(pixels: pixels)]
         self.loopCount = nil
@@ -43,7 +52,15 @@ public struct Image: Sendable, Equatable {
 
     /// An image made from frames that all share one size.
     ///
-    /// - Throws: `MagpieError.imageCreationFailed` when `frames` is empty or the sizes differ.
+    /// - Parameters:
+    ///   - frames: The frames in display order; at least one, all the same pixel size.
+    ///   - loopCount: How often the animation repeats: 0 (the default) means forever, nil means play once.
+    ///     Ignored (stored as nil) when there is only one frame.
+    ///   - format: The format the frames came from (default ``ImageFormat/unknown``).
+    ///   - scale: Pixels per point (default 1).
+    /// - Throws: ``MagpieError/imageCreationFailed(reason:)`` with
+    ///   ``MagpieError/ImageCreationFailureReason/noFrames`` when `frames` is empty, or
+    ///   ``MagpieError/ImageCreationFailureReason/frameSizeMismatch(expected:actual:)`` when the sizes differ.
     public init(frames: [ImageFrame], loopCount: Int? = 0, format: ImageFormat = .unknown, scale: Double = 1) throws {
         guard let first = frames.first else {
             throw MagpieError.imageCreationFailed(reason: .noFrames)
@@ -61,6 +78,14 @@ public struct Image: Sendable, Equatable {
     }
 
     /// A still image from raw bytes: `width * height * 4`, RGBA, straight alpha, rows top to bottom.
+    ///
+    /// - Parameters:
+    ///   - width: Width in pixels; must be positive.
+    ///   - height: Height in pixels; must be positive.
+    ///   - rgba: Exactly `width * height * 4` bytes.
+    ///   - scale: Pixels per point (default 1).
+    /// - Throws: ``MagpieError/imageCreationFailed(reason:)`` for a non-positive size, a byte count
+    ///   that does not match, or when the pixels cannot be allocated.
     public init(width: Int, height: Int, rgba: [UInt8], scale: Double = 1) throws {
         self.init(pixels: try PixelBuffer(width: width, height: height, rgba: rgba), scale: scale)
     }
@@ -73,18 +98,26 @@ public struct Image: Sendable, Equatable {
     public var height: Int { frames[0].pixels.height }
     /// Size in pixels.
     public var pixelSize: PixelSize { PixelSize(width: width, height: height) }
-    /// Size in points: pixels divided by `scale`.
+    /// Size in points: pixels divided by ``scale``.
     public var size: (width: Double, height: Double) {
         (Double(width) / scale, Double(height) / scale)
     }
     /// True when there is more than one frame.
     public var isAnimated: Bool { frames.count > 1 }
-    /// Sum of all frame durations.
+    /// Sum of all frame durations; zero for a still image.
     public var duration: Duration { frames.reduce(.zero) { $0 + $1.duration } }
-    /// Bytes of pixel memory held by all frames; what memory caches charge for the image.
+    /// Bytes of pixel memory held by all frames (`width * height * 4` per frame); what memory caches charge for the
+    /// image.
     public var cost: Int { frames.reduce(0) { $0 + $1.pixels.byteCount } }
 
-    /// A copy with every frame's pixels replaced by `transform` of them (sizes may change, uniformly).
+    /// A copy with every frame's pixels replaced by `transform` of them.
+    ///
+    /// Durations, loop count, format and scale are kept. `transform` may change the size,
+    /// but must change every frame the same way, since all frames of an image share one size.
+    ///
+    /// - Parameter transform: Called once per frame, in order.
+    /// - Returns: The transformed image.
+    /// - Throws: Whatever `transform` throws; the first error stops the mapping.
     public func mapFrames(_ transform: (PixelBuffer) throws -> PixelBuffer) rethrows -> Image {
         var copy = self
         copy.frames = try frames.map { ImageFrame(pixels: try transform($0.pixels), duration: $0.duration) }
@@ -107,15 +140,20 @@ public struct PixelSize: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Height in pixels.
     public var height: Int
 
-    /// Creates a size.
+    /// Creates a size; no validation, so zero and negative values are kept as given.
+    ///
+    /// - Parameters:
+    ///   - width: Width in pixels.
+    ///   - height: Height in pixels.
     public init(width: Int, height: Int) {
         self.width = width
         self.height = height
     }
 
+    /// `WxH`, for example `256x128`: the form ``init(parsing:)`` reads.
     public var description: String { "\(width)x\(height)" }
 
-    /// Parses `"WxH"` (for example `"256x256"`); nil when malformed or not positive.
+    /// Parses `"WxH"` (for example `"256x256"`; the `x` may be upper case); nil when malformed or not positive.
     public init?(parsing text: String) {
         let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
         guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else { return nil }

@@ -10,13 +10,17 @@ import Foundation
 /// a PNG saved as `photo.jpg` is `.png`, an HTML error page served as
 /// `image/jpeg` is `.unknown`.
 public enum ImageFormat: String, Sendable, CaseIterable, Codable, CustomStringConvertible {
+    /// JPEG, PNG (including APNG), GIF or WebP: the formats the built-in coders both decode and encode.
     case jpeg, png, gif, webp
-    /// Recognised but not decoded by the built-in coders.
+    /// HEIC, AVIF, BMP, TIFF, ICO or SVG: recognised from their bytes but not decoded by the built-in coders.
     case heic, avif, bmp, tiff, ico, svg
-    /// Not an image format Magpie recognises.
+    /// Not an image format Magpie recognises (also the format of images built in memory).
     case unknown
 
-    /// Identifies the format from the first bytes of `data`.
+    /// Identifies the format from the first bytes of `data` (at most 1024 are looked at).
+    ///
+    /// - Parameter data: The file's bytes, or at least its start.
+    ///   Empty or unrecognised data gives ``unknown``.
     public init(sniffing data: Data) {
         self = data.withUnsafeBytes { Self.sniff(UnsafeRawBufferPointer(rebasing: $0.prefix(1024))) }
     }
@@ -29,7 +33,7 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable, CustomStringCo
         }
     }
 
-    /// The usual MIME type.
+    /// The usual MIME type, for example `image/jpeg`; `application/octet-stream` for ``unknown``.
     public var mimeType: String {
         switch self {
         case .jpeg: "image/jpeg"
@@ -46,7 +50,7 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable, CustomStringCo
         }
     }
 
-    /// The usual file extension, without the dot.
+    /// The usual file extension, without the dot: `jpg` for JPEG, `bin` for ``unknown``, otherwise the raw value.
     public var fileExtension: String {
         switch self {
         case .jpeg: "jpg"
@@ -56,6 +60,9 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable, CustomStringCo
     }
 
     /// The format a file extension names (for choosing an output format, never for reading).
+    ///
+    /// - Parameter fileExtension: The extension without the dot, in any case (`JPG`, `jpeg`, `apng`, `tif`).
+    ///   Nil when it names no format listed here.
     public init?(fileExtension: String) {
         switch fileExtension.lowercased() {
         case "jpg", "jpeg", "jpe", "jfif": self = .jpeg
@@ -72,6 +79,7 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable, CustomStringCo
         }
     }
 
+    /// The name for messages: `JPEG`, `PNG`, `GIF`, `WebP`, `SVG`, …; `unknown` for ``unknown``.
     public var description: String {
         switch self {
         case .unknown: "unknown"

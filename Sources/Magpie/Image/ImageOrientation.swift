@@ -23,17 +23,18 @@ public enum ImageOrientation: Int, Sendable, CaseIterable {
     /// Needs a 90° counter-clockwise turn to be upright.
     case left = 8
 
-    /// True when turning upright swaps width and height (5 to 8).
+    /// True when turning upright swaps width and height (raw values 5 to 8).
     public var swapsDimensions: Bool { rawValue >= 5 }
 
     /// The orientation stored in a TIFF-structured EXIF payload (starting `II*\0` or `MM\0*`,
-    /// optionally preceded by `Exif\0\0`); `.up` when absent, unreadable or outside 1...8.
+    /// optionally preceded by `Exif\0\0`); ``up`` when absent, unreadable or outside 1...8.
     /// A tag stored with the wrong integer type (LONG instead of SHORT) is still honoured.
     public init(exifPayload: Data) {
         self = Self.parse(exifPayload) ?? .up
     }
 
-    /// The orientation from the first APP1 `Exif` segment of a JPEG; `.up` when none.
+    /// The orientation from the first APP1 `Exif` segment of a JPEG; ``up`` when there is none before
+    /// the image data, or the data is not a well-formed JPEG header.
     public init(jpegData: Data) {
         self = jpegData.withUnsafeBytes { raw -> ImageOrientation in
             let b = raw.bindMemory(to: UInt8.self)
@@ -95,7 +96,12 @@ public enum ImageOrientation: Int, Sendable, CaseIterable {
         return nil
     }
 
-    /// `pixels` turned upright.
+    /// `pixels` turned upright: rotated and/or mirrored as this orientation says.
+    ///
+    /// - Parameter pixels: The pixels as stored in the file.
+    /// - Returns: The upright pixels; width and height are swapped when ``swapsDimensions`` is true.
+    ///   For ``up`` this is `pixels` itself.
+    /// - Throws: ``MagpieError/imageCreationFailed(reason:)`` when the output cannot be allocated.
     public func apply(to pixels: PixelBuffer) throws -> PixelBuffer {
         if self == .up { return pixels }
         let w = pixels.width, h = pixels.height

@@ -11,12 +11,22 @@ import Darwin
 
 /// One colour in 8-bit RGBA with straight (not premultiplied) alpha.
 public struct RGBAColor: Sendable, Hashable, CustomStringConvertible {
+    /// The red channel: 0 (none) ... 255 (full), not premultiplied.
     public var red: UInt8
+    /// The green channel: 0 (none) ... 255 (full), not premultiplied.
     public var green: UInt8
+    /// The blue channel: 0 (none) ... 255 (full), not premultiplied.
     public var blue: UInt8
+    /// Opacity, 0 (transparent) ... 255 (opaque); the colour channels are not multiplied by it.
     public var alpha: UInt8
 
     /// Creates a colour from its four channels.
+    ///
+    /// - Parameters:
+    ///   - red: Red, 0...255.
+    ///   - green: Green, 0...255.
+    ///   - blue: Blue, 0...255.
+    ///   - alpha: Opacity, 0...255; defaults to 255 (opaque).
     public init(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
         self.red = red
         self.green = green
@@ -31,6 +41,7 @@ public struct RGBAColor: Sendable, Hashable, CustomStringConvertible {
     /// Fully transparent black.
     public static let clear = RGBAColor(red: 0, green: 0, blue: 0, alpha: 0)
 
+    /// `#rrggbbaa` in lowercase hex, for example `#ff000080` for half-transparent red.
     public var description: String {
         "#" + [red, green, blue, alpha].map(\.hexDigits).joined()
     }
@@ -59,7 +70,13 @@ public struct PixelBuffer: Sendable {
 
     /// A buffer filled with `color` (transparent by default).
     ///
-    /// - Throws: `MagpieError.imageCreationFailed` for a non-positive size or when memory is exhausted.
+    /// - Parameters:
+    ///   - width: Width in pixels; must be positive.
+    ///   - height: Height in pixels; must be positive.
+    ///   - color: The colour of every pixel; defaults to ``RGBAColor/clear``.
+    /// - Throws: ``MagpieError/imageCreationFailed(reason:)`` for a non-positive or overflowing size
+    ///   (``MagpieError/ImageCreationFailureReason/invalidSize(width:height:)``) or when memory is exhausted
+    ///   (``MagpieError/ImageCreationFailureReason/outOfMemory(bytes:)``).
     public init(width: Int, height: Int, fill color: RGBAColor = .clear) throws {
         let count = try Self.byteCount(width: width, height: height)
         let isZero = color == .clear
@@ -72,7 +89,12 @@ public struct PixelBuffer: Sendable {
 
     /// A buffer holding a copy of `rgba`: `width * height * 4` bytes, straight alpha, rows top to bottom.
     ///
-    /// - Throws: `MagpieError.imageCreationFailed` when the byte count does not match the size.
+    /// - Parameters:
+    ///   - width: Width in pixels; must be positive.
+    ///   - height: Height in pixels; must be positive.
+    ///   - rgba: The pixel bytes, R G B A per pixel; copied.
+    /// - Throws: ``MagpieError/imageCreationFailed(reason:)``: `invalidSize` for a non-positive size,
+    ///   `byteCountMismatch` when `rgba.count` is not `width * height * 4`, `outOfMemory` when allocation fails.
     public init<Bytes: Collection>(width: Int, height: Int, rgba: Bytes) throws where Bytes.Element == UInt8 {
         let count = try Self.byteCount(width: width, height: height)
         guard rgba.count == count else {
@@ -115,12 +137,18 @@ public struct PixelBuffer: Sendable {
         return bytes
     }
 
-    /// Calls `body` with the pixel bytes.
+    /// Calls `body` with the pixel bytes (``byteCount`` of them, RGBA rows top to bottom).
+    ///
+    /// - Parameter body: Reads the bytes; the pointer must not escape the call.
+    /// - Returns: What `body` returns.
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try body(UnsafeRawBufferPointer(start: storage.bytes, count: byteCount))
     }
 
-    /// Calls `body` with writable pixel bytes, copying shared storage first.
+    /// Calls `body` with writable pixel bytes, copying the storage first when another buffer shares it.
+    ///
+    /// - Parameter body: Reads and writes the bytes; the pointer must not escape the call.
+    /// - Returns: What `body` returns.
     public mutating func withUnsafeMutableBytes<R>(
         _ body: (UnsafeMutableRawBufferPointer) throws -> R
     ) rethrows -> R {
@@ -133,7 +161,9 @@ public struct PixelBuffer: Sendable {
         Array(UnsafeBufferPointer(start: storage.bytes, count: byteCount))
     }
 
-    /// The pixel at column `x`, row `y` (both zero-based).
+    /// The pixel at column `x`, row `y` (both zero-based, from the top-left corner).
+    ///
+    /// Out-of-bounds coordinates stop the program (precondition). Setting a pixel copies shared storage first.
     public subscript(x: Int, y: Int) -> RGBAColor {
         get {
             precondition(x >= 0 && x < width && y >= 0 && y < height, "pixel (\(x), \(y)) out of bounds")
@@ -165,7 +195,9 @@ public struct PixelBuffer: Sendable {
         return true
     }
 
-    /// Sets every pixel to `color`.
+    /// Sets every pixel to `color` (copying shared storage first).
+    ///
+    /// - Parameter color: The new colour of every pixel.
     public mutating func fill(with color: RGBAColor) {
         let pattern = UInt32(color.red) | UInt32(color.green) << 8 | UInt32(color.blue) << 16
             | UInt32(color.alpha) << 24

@@ -12,13 +12,22 @@ public struct Base64ImageDataProvider: ImageDataProvider {
     /// The key of the image in the caches.
     public let cacheKey: String
 
-    /// A provider that decodes `base64String`, cached under `cacheKey`.
+    /// A provider that decodes `base64String`, cached under `cacheKey`; the text is only checked when
+    /// ``data()`` is called.
+    ///
+    /// - Parameters:
+    ///   - base64String: The base64 text, without a `data:` prefix.
+    ///   - cacheKey: The key in the caches.
     public init(base64String: String, cacheKey: String) {
         self.base64String = base64String
         self.cacheKey = cacheKey
     }
 
-    /// The decoded bytes; `dataProviderFailed` when the text is not base64.
+    /// The decoded bytes.
+    ///
+    /// - Throws: ``MagpieError/requestFailed(reason:)`` with
+    ///   ``MagpieError/RequestFailureReason/dataProviderFailed(cacheKey:message:)`` when the text is not base64
+    ///   (a character outside both alphabets, padding in the middle, or a length that cannot be base64).
     public func data() async throws -> Data {
         guard let data = Self.decode(base64String.utf8) else {
             throw MagpieError.requestFailed(reason: .dataProviderFailed(

@@ -15,19 +15,29 @@ public struct DataURLImageDataProvider: ImageDataProvider {
     public let cacheKey: String
 
     /// A provider for `url`, cached under `cacheKey` or, when nil, under a hash of the URL.
+    ///
+    /// The URL is only parsed when ``data()`` is called.
+    /// - Parameters:
+    ///   - url: A `data:` URL.
+    ///   - cacheKey: The key in the caches; nil (the default) for `data-url:sha256:` and the URL's hash.
     public init(url: URL, cacheKey: String? = nil) {
         self.url = url
         self.cacheKey = cacheKey ?? "data-url:sha256:" + SHA256.hash(data: Data(url.absoluteString.utf8)).map(\.hexDigits).joined()
     }
 
-    /// `url`.
+    /// The `data:` URL itself (``url``).
     public var contentURL: URL? { url }
 
     /// The media type the URL declares, lowercased and without parameters (`image/png`);
     /// nil when it declares none or is malformed.
     public var mediaType: String? { (try? Self.header(of: url.absoluteString))?.mediaType }
 
-    /// The decoded payload; `.requestFailed(reason: .invalidURL)` when the URL is not a well-formed `data:` URL.
+    /// The decoded payload: percent-decoded, then base64-decoded when the URL says `;base64`.
+    /// A `#fragment` is not part of the payload.
+    ///
+    /// - Throws: ``MagpieError/requestFailed(reason:)`` with ``MagpieError/RequestFailureReason/invalidURL(_:)``
+    ///   (quoting at most the first 64 characters) when the URL is not a well-formed `data:` URL
+    ///   or its payload is not valid percent-encoding or base64.
     public func data() async throws -> Data {
         let text = url.absoluteString
         let header = try Self.header(of: text)

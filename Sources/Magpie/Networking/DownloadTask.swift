@@ -4,8 +4,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// A running download started with a completion handler. `cancel()` answers the handler with
-/// `RequestFailureReason.cancelled` (once) and stops the HTTP exchange if no other caller shares it.
+/// A running download started with a completion handler. ``cancel()`` answers the handler with
+/// ``MagpieError/RequestFailureReason/cancelled(_:)`` (once) and stops the HTTP exchange if no other caller shares it.
 public final class DownloadTask: Sendable {
     /// The URL being downloaded.
     public let url: URL
@@ -16,10 +16,10 @@ public final class DownloadTask: Sendable {
         self.task = Task { await operation() }
     }
 
-    /// Cancels this caller's download.
+    /// Cancels this caller's download; does nothing once the handler was called.
     public func cancel() { task.cancel() }
 
-    /// True once `cancel()` was called.
+    /// True once ``cancel()`` was called.
     public var isCancelled: Bool { task.isCancelled }
 
     /// Waits until the completion handler has returned.

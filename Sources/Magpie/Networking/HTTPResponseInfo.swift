@@ -4,14 +4,18 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// One HTTP header line of a response.
+/// One HTTP header line of a request or response.
 public struct HTTPHeaderField: Sendable, Equatable, Hashable {
     /// The header's name as the server sent it.
     public var name: String
-    /// Its value.
+    /// The header's value, as sent (not unfolded or split at commas).
     public var value: String
 
     /// A header line.
+    ///
+    /// - Parameters:
+    ///   - name: The header's name, for example `Authorization`; matched case-insensitively.
+    ///   - value: The header's value.
     public init(name: String, value: String) {
         self.name = name
         self.value = value
@@ -22,12 +26,17 @@ public struct HTTPHeaderField: Sendable, Equatable, Hashable {
 public struct HTTPResponseInfo: Sendable, Equatable {
     /// The URL that answered (the last one of a redirect chain).
     public var url: URL
-    /// The status code.
+    /// The HTTP status code, for example 200 or 404.
     public var statusCode: Int
     /// All header lines, in order.
     public var headers: [HTTPHeaderField]
 
-    /// A response description.
+    /// A response description (public so tests and delegates can build one).
+    ///
+    /// - Parameters:
+    ///   - url: The URL that answered.
+    ///   - statusCode: The HTTP status code.
+    ///   - headers: The header lines, in order (default none).
     public init(url: URL, statusCode: Int, headers: [HTTPHeaderField] = []) {
         self.url = url
         self.statusCode = statusCode
@@ -52,6 +61,9 @@ public struct HTTPResponseInfo: Sendable, Equatable {
     }
 
     /// `Retry-After` as a delay: delta-seconds, or an HTTP date measured from `now`; clamped to 0...1 day.
+    ///
+    /// - Parameter now: The time an HTTP-date value is measured from (default: the current time).
+    /// - Returns: The delay, or nil when the header is absent or neither an integer nor an HTTP date.
     public func retryAfter(now: Date = Date()) -> Duration? {
         guard let value = self[header: "Retry-After"]?.trimmingHTTPWhitespace else { return nil }
         // Clamped to a day: anything longer is "not soon" to every caller, and huge values must not trap.
@@ -63,8 +75,8 @@ public struct HTTPResponseInfo: Sendable, Equatable {
 
     /// The cache validators and freshness this response carries (`ETag`, `Last-Modified`,
     /// `Cache-Control: max-age`, `Content-Type`), as stored in disk cache entries.
-    /// `no-store`/`no-cache` are recorded as a max-age of 0. The max-age is kept for freshness
-    /// decisions (part 4's `respectCacheControl`); today only `.revalidate` asks the server.
+    /// `no-store`/`no-cache` are recorded as a max-age of 0. The max-age is what
+    /// ``MagpieOption/respectCacheControl`` judges freshness by.
     public var validators: DiskStorage.Validators {
         var maxAge: TimeInterval?
         var mustRevalidate = false

@@ -9,9 +9,13 @@ import Foundation
 public protocol ImageDataProvider: Sendable {
     /// The key of the image in the memory and disk caches.
     var cacheKey: String { get }
-    /// The image's encoded bytes. Errors are `MagpieError.requestFailed`.
+    /// The image's encoded bytes. Called only on a cache miss, at most once per retrieval.
+    ///
+    /// - Returns: The encoded image, not yet decoded.
+    /// - Throws: ``MagpieError/requestFailed(reason:)``, normally with
+    ///   ``MagpieError/RequestFailureReason/dataProviderFailed(cacheKey:message:)``.
     func data() async throws -> Data
-    /// The URL the bytes stand for (the file or `data:` URL), if any. Defaults to nil.
+    /// The URL the bytes stand for (the file or `data:` URL), if any; ``Source/url`` reports it. Defaults to nil.
     var contentURL: URL? { get }
 }
 

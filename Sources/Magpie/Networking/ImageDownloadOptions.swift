@@ -5,26 +5,38 @@ import Foundation
 #endif
 
 /// Per-request download settings. Callers share one HTTP exchange only when their modified
-/// requests, validators and timeouts are equal and neither has a `redirectHandler`; a shared
-/// exchange uses the first caller's `retryStrategy` and `priority`.
+/// requests, validators and timeouts are equal and neither has a ``redirectHandler``; a shared
+/// exchange uses the first caller's ``retryStrategy`` and ``priority``.
 public struct ImageDownloadOptions: Sendable {
-    /// Overrides the downloader's `downloadTimeout` for this request.
+    /// Overrides the downloader's ``ImageDownloader/Configuration/downloadTimeout`` for this request; nil (the default)
+    /// keeps it.
     public var timeout: Duration?
     /// 0...1; higher runs first when downloads are queued. Default 0.5.
     public var priority: Double
-    /// Changes the request before it is sent (after the downloader's own modifier).
+    /// Changes the request before it is sent (after the downloader's own modifier). Default nil.
     public var requestModifier: (any ImageDownloadRequestModifier)?
-    /// Follows, changes or refuses redirects. Default: follow.
+    /// Follows, changes or refuses redirects. Default nil: follow every redirect within the downloader's limits.
     public var redirectHandler: (any ImageDownloadRedirectHandler)?
-    /// Retries failed attempts; overrides the downloader's strategy.
+    /// Retries failed attempts; overrides the downloader's ``ImageDownloader/Configuration/retryStrategy``. Default
+    /// nil.
     public var retryStrategy: (any RetryStrategy)?
-    /// How `downloadImage` decodes the body.
+    /// How ``ImageDownloader/downloadImage(with:options:progress:)`` decodes the body. Default
+    /// ``ImageDecodingOptions/default``.
     public var decodingOptions: ImageDecodingOptions
     /// Validators of a cached copy: sent as `If-None-Match` / `If-Modified-Since`. A `304 Not Modified`
-    /// answer then gives a result with `notModified == true` and no data.
+    /// answer then gives a result with ``ImageDataResult/notModified`` true and no data. Default nil.
     public var validators: DiskStorage.Validators?
 
-    /// Options with the given values.
+    /// Options with the given values; each parameter sets the property of the same name.
+    ///
+    /// - Parameters:
+    ///   - timeout: Per-attempt timeout, or nil for the downloader's.
+    ///   - priority: Queue priority, 0...1 (default 0.5).
+    ///   - requestModifier: Changes the request before it is sent.
+    ///   - redirectHandler: Decides about redirects; nil follows them.
+    ///   - retryStrategy: Retries failed attempts; nil uses the downloader's.
+    ///   - decodingOptions: How a downloaded image is decoded.
+    ///   - validators: A cached copy's validators, for a conditional request.
     public init(
         timeout: Duration? = nil,
         priority: Double = 0.5,
@@ -43,7 +55,8 @@ public struct ImageDownloadOptions: Sendable {
         self.validators = validators
     }
 
-    /// The defaults.
+    /// The defaults: downloader timeout, priority 0.5, no modifier, handler or strategy, default decoding,
+    /// no validators.
     public static let `default` = ImageDownloadOptions()
 }
 
@@ -55,17 +68,22 @@ public struct DownloadProgress: Sendable, Equatable {
     public var expectedBytes: Int?
 
     /// A progress value.
+    ///
+    /// - Parameters:
+    ///   - receivedBytes: Body bytes received so far.
+    ///   - expectedBytes: The `Content-Length`, or nil when unknown.
     public init(receivedBytes: Int, expectedBytes: Int?) {
         self.receivedBytes = receivedBytes
         self.expectedBytes = expectedBytes
     }
 
-    /// received / expected in 0...1, when the size is known.
+    /// ``receivedBytes`` / ``expectedBytes``, capped at 1; nil when the size is unknown or zero.
     public var fraction: Double? {
         guard let expectedBytes, expectedBytes > 0 else { return nil }
         return min(1, Double(receivedBytes) / Double(expectedBytes))
     }
 }
 
-/// Called with progress reports of one caller's download (throttled, at most every `progressInterval`).
+/// Called with progress reports of one caller's download (throttled to at most one per
+/// ``ImageDownloader/Configuration/progressInterval``; the last chunk is always reported).
 public typealias DownloadProgressHandler = @Sendable (DownloadProgress) -> Void

@@ -14,14 +14,14 @@ import Synchronization
 /// gets its own progress and result, and cancelling one caller leaves the others running.
 /// Downloads wait for a slot (overall and per host, highest priority first), each attempt has a
 /// deadline covering the whole body, bodies are streamed within a size limit, redirects are
-/// capped and loop-checked, and failed attempts can be retried by a `RetryStrategy`.
+/// capped and loop-checked, and failed attempts can be retried by a ``RetryStrategy``.
 public final class ImageDownloader: Sendable {
-    /// A shared downloader with the default configuration.
+    /// A shared downloader named `default` with the default ``Configuration``. Never shut it down.
     public static let `default` = ImageDownloader(name: "default")
 
     /// The name, used in log and metric labels.
     public let name: String
-    /// The settings given at creation.
+    /// The settings given at creation; they cannot change afterwards.
     public let configuration: Configuration
 
     private let clientOwner: HTTPClientOwner
@@ -32,6 +32,11 @@ public final class ImageDownloader: Sendable {
     private let counters: DownloadCounters
 
     /// A downloader with its own HTTP client (connection pool).
+    ///
+    /// Logs a warning when `configuration.trustedHosts` is not empty.
+    /// - Parameters:
+    ///   - name: Used in log metadata and metric labels; give each downloader its own.
+    ///   - configuration: Limits, timeouts, TLS and defaults for every download (default ``Configuration/init()``).
     public init(name: String, configuration: Configuration = Configuration()) {
         self.name = name
         self.configuration = configuration
@@ -56,7 +61,7 @@ public final class ImageDownloader: Sendable {
         }
     }
 
-    /// Receives request/response/finish events. Set it before downloading.
+    /// Receives request/response/finish events. Set it before downloading; nil (the default) for none.
     public var delegate: (any ImageDownloaderDelegate)? {
         get { delegateBox.withLock { $0 } }
         set { delegateBox.withLock { $0 = newValue } }
@@ -65,10 +70,12 @@ public final class ImageDownloader: Sendable {
     /// Counts since creation: HTTP requests sent, callers served by another caller's exchange, body bytes.
     public var statistics: DownloadStatistics { counters.snapshot }
 
-    /// Downloads waiting for a slot right now.
+    /// Downloads waiting for a slot right now (not counting running ones).
     public var queuedDownloadCount: Int { scheduler.queuedCount }
 
-    /// Closes the connection pool. Later downloads fail. `default` should never be shut down.
+    /// Closes the connection pool. Later downloads fail. ``default`` should never be shut down.
+    ///
+    /// - Throws: AsyncHTTPClient's error when the client was already shut down.
     public func shutdown() async throws {
         try await clientOwner.client.shutdown()
     }
@@ -76,7 +83,17 @@ public final class ImageDownloader: Sendable {
     // MARK: Downloading
 
     /// Downloads the bytes at `url` without decoding them (for callers that cache bytes).
-    /// With `options.validators` a `304 Not Modified` gives a result with `notModified` and no data.
+    /// With `options.validators` a `304 Not Modified` gives a result with ``ImageDataResult/notModified`` and no data.
+    ///
+    /// `file:` and `data:` URLs are read directly, without the queue or a request.
+    /// - Parameters:
+    ///   - url: An `http`, `https`, `file` or `data` URL.
+    ///   - options: Timeout, priority, modifier, redirect handler, retry strategy and validators.
+    ///   - progress: Called with throttled progress reports of this caller's download.
+    /// - Returns: The body, the final response and the download's metrics.
+    /// - Throws: ``MagpieError/requestFailed(reason:)`` (invalid URL or scheme, cancelled, timed out, connection
+    ///   or TLS failure, redirect trouble, a data provider failure) or ``MagpieError/responseFailed(reason:)``
+    ///   (bad status, not an image, too large, truncated, empty body).
     public func downloadData(
         with url: URL, options: ImageDownloadOptions = .default, progress: DownloadProgressHandler? = nil
     ) async throws -> ImageDataResult {
@@ -86,6 +103,15 @@ public final class ImageDownloader: Sendable {
     /// Downloads and decodes the image at `url`. Callers that share one exchange and ask for the
     /// same decoding options share one decode too. Conditional requests are not made here
     /// (`options.validators` is ignored): a 304 carries no image.
+    ///
+    /// - Parameters:
+    ///   - url: An `http`, `https`, `file` or `data` URL.
+    ///   - options: Download settings and ``ImageDownloadOptions/decodingOptions``.
+    ///   - progress: Called with throttled progress reports of this caller's download.
+    /// - Returns: The image with the bytes, response and metrics it came from. Nothing is cached.
+    /// - Throws: The errors of ``downloadData(with:options:progress:)``; a body that does not decode
+    ///   fails with ``MagpieError/ResponseFailureReason/undecodable(_:reason:)`` (or, for `file:` and `data:` URLs,
+    ///   ``MagpieError/decodingFailed(reason:)``).
     public func downloadImage(
         with url: URL, options: ImageDownloadOptions = .default, progress: DownloadProgressHandler? = nil
     ) async throws -> ImageLoadingResult {
@@ -98,8 +124,16 @@ public final class ImageDownloader: Sendable {
         return ImageLoadingResult(image: image, url: result.url, originalData: result.data, response: result.response, metrics: result.metrics)
     }
 
-    /// Completion-handler variant of `downloadImage(with:options:progress:)`. The handler is called
-    /// exactly once (with `cancelled` after `cancel()`), on a task of the global executor.
+    /// Completion-handler variant of ``downloadImage(with:options:progress:)``. The handler is called
+    /// exactly once (with ``MagpieError/RequestFailureReason/cancelled(_:)`` after ``DownloadTask/cancel()``),
+    /// on a task of the global executor.
+    ///
+    /// - Parameters:
+    ///   - url: An `http`, `https`, `file` or `data` URL.
+    ///   - options: Download and decoding settings.
+    ///   - progress: Called with throttled progress reports.
+    ///   - completionHandler: Receives the image or the error.
+    /// - Returns: A task to cancel the download with.
     @discardableResult
     public func downloadImage(
         with url: URL, options: ImageDownloadOptions = .default, progress: DownloadProgressHandler? = nil,

@@ -7,10 +7,11 @@ import Logging
 import NIOSSL
 
 extension ImageDownloader {
-    /// Downloader-wide settings. Per-request settings are in `ImageDownloadOptions`.
+    /// Downloader-wide settings, fixed when the downloader is created. Per-request settings are in
+    /// ``ImageDownloadOptions``.
     public struct Configuration: Sendable {
         /// Longest time one attempt may take, from sending the request to the last body byte. Default 15 s.
-        /// A stalled or slow-drip server fails with `RequestFailureReason.timedOut`.
+        /// A stalled or slow-drip server fails with ``MagpieError/RequestFailureReason/timedOut(_:timeout:)``.
         public var downloadTimeout: Duration = .seconds(15)
         /// Longest time to open a connection (TCP and TLS). Default 10 s. AsyncHTTPClient retries a
         /// refused connection or a failed handshake with back-off until this passes, so an unreachable
@@ -21,42 +22,50 @@ extension ImageDownloader {
         /// Most downloads running at once to one host (and port). Default 6, as browsers do.
         public var maximumConcurrentDownloadsPerHost: Int = 6
         /// Largest body accepted, in bytes. A larger `Content-Length` fails before the body is read;
-        /// a body that grows past it is cut off. Default 50 MB.
+        /// a body that grows past it is cut off; both fail with
+        /// ``MagpieError/ResponseFailureReason/tooLarge(_:limit:declared:)``.
+        /// Default 50 MiB.
         public var maximumResponseSize: Int = 50 * 1024 * 1024
-        /// Most redirects followed for one request. Default 10.
+        /// Most redirects followed for one request; one more fails with
+        /// ``MagpieError/RequestFailureReason/tooManyRedirects(_:chain:)``. Default 10.
         public var maximumRedirects: Int = 10
         /// Status codes treated as success. Default 200..<400; a 3xx is never a success by itself:
-        /// redirects are followed, 304 answers a conditional request, and any other 3xx fails as `badStatus`.
+        /// redirects are followed, 304 answers a conditional request, and any other 3xx fails as
+        /// ``MagpieError/ResponseFailureReason/badStatus(_:)``.
         public var acceptableStatusCodes: Set<Int> = Set(200..<400)
-        /// Which `Content-Type`s are accepted before the bytes are sniffed. Default `.imagesAndOctetStream`.
+        /// Which `Content-Type`s are accepted before the bytes are sniffed. Default
+        /// ``ContentTypePolicy/imagesAndOctetStream``.
         public var acceptableContentTypes: ContentTypePolicy = .imagesAndOctetStream
         /// TLS settings (trusted CAs, client certificate, minimum version). Nil uses the system defaults.
         public var tlsConfiguration: TLSConfiguration?
         /// Hosts whose certificates are NOT verified. **Dangerous**: anyone between you and such a host can
         /// read and replace the images. Empty by default; meant for development servers with self-signed certificates.
         public var trustedHosts: Set<String> = []
-        /// Sent as `User-Agent` unless a modifier sets one.
+        /// Sent as `User-Agent` unless a modifier sets one. Default `Magpie/` and the version.
         public var userAgent: String = "Magpie/0.3 (+https://github.com/magpie-swift/magpie)"
         /// Minimum time between two progress reports of one download (the last chunk is always reported). Default 50 ms.
         public var progressInterval: Duration = .milliseconds(50)
-        /// Applied to every request before the per-request modifier.
+        /// Applied to every download before the per-request ``ImageDownloadOptions/requestModifier``. Default nil.
         public var requestModifier: (any ImageDownloadRequestModifier)?
-        /// Used when a request sets none. Default nil: no retries.
+        /// The retry strategy used when a request sets none. Default nil: no retries.
         public var retryStrategy: (any RetryStrategy)?
-        /// Where the downloader logs (debug: each request; info: failures). Default label `magpie.downloader`.
+        /// Where the downloader logs: each finished or failed download and each retry at debug level,
+        /// the `trustedHosts` warning at creation. Default label `magpie.downloader`.
         public var logger: Logger = Logger(label: "magpie.downloader")
 
-        /// The defaults above.
+        /// The defaults listed on each property; change properties after creating it.
         public init() {}
     }
 
-    /// Which `Content-Type` values a response may have.
+    /// Which `Content-Type` values a response may have; others fail with
+    /// ``MagpieError/ResponseFailureReason/notAnImage(_:sniffed:)``.
     public enum ContentTypePolicy: Sendable, Equatable {
-        /// `image/*`, `application/octet-stream`, or none. The bytes must still sniff as an image.
+        /// `image/*`, `application/octet-stream` (or `binary/octet-stream`), or none. The bytes must still sniff as an
+        /// image.
         case imagesAndOctetStream
         /// Any content type; only the sniffed bytes decide.
         case any
-        /// Exactly these types (lowercase, no parameters).
+        /// Exactly these types (lowercase, no parameters); a response without `Content-Type` is refused.
         case only(Set<String>)
 
         func accepts(_ contentType: String?) -> Bool {

@@ -20,13 +20,13 @@ public struct DownloadMetrics: Sendable, Equatable {
     /// Retries made after the first attempt.
     public var retryCount: Int = 0
 
-    /// Empty metrics.
+    /// Metrics with every duration and count zero.
     public init() {}
 }
 
 /// The bytes of one download, before decoding.
 public struct ImageDataResult: Sendable {
-    /// The body; empty when `notModified`.
+    /// The body; empty when ``notModified``.
     public var data: Data
     /// The URL asked for (before redirects; after the request modifier).
     public var url: URL
@@ -34,7 +34,7 @@ public struct ImageDataResult: Sendable {
     public var response: HTTPResponseInfo?
     /// True when the server answered `304 Not Modified` to a conditional request: the cached copy is current.
     public var notModified: Bool
-    /// Timings and counts.
+    /// Timings and counts (all zero for `file:` and `data:` URLs).
     public var metrics: DownloadMetrics
 }
 
@@ -51,16 +51,16 @@ extension ImageDataResult {
     }
 }
 
-/// A downloaded and decoded image (Kingfisher's `ImageLoadingResult`).
+/// A downloaded and decoded image, with the bytes and response it came from.
 public struct ImageLoadingResult: Sendable {
     /// The decoded image.
     public var image: Image
-    /// The URL asked for.
+    /// The URL asked for (after the request modifier, before redirects).
     public var url: URL
-    /// The body as received.
+    /// The body as received, before decoding.
     public var originalData: Data
     /// The final response, nil for `file:` and `data:` URLs.
     public var response: HTTPResponseInfo?
-    /// Timings and counts.
+    /// Timings and counts (all zero for `file:` and `data:` URLs).
     public var metrics: DownloadMetrics
 }

@@ -11,7 +11,7 @@ import Darwin
 
 /// An image in a local file, cached under the file URL's string.
 public struct LocalFileImageDataProvider: ImageDataProvider {
-    /// 50 MB: well above any real image file, low enough that a wrong path (a disk image,
+    /// 50 MiB (52,428,800 bytes): well above any real image file, low enough that a wrong path (a disk image,
     /// a log) fails fast instead of being read into memory.
     public static let defaultMaximumSize = 50 * 1024 * 1024
 
@@ -19,21 +19,31 @@ public struct LocalFileImageDataProvider: ImageDataProvider {
     public let fileURL: URL
     /// The key of the image in the caches.
     public let cacheKey: String
-    /// Files larger than this many bytes are refused without being read.
+    /// Files larger than this many bytes are refused without being read. Default ``defaultMaximumSize``.
     public let maximumSize: Int
 
     /// A provider for `fileURL`, cached under `cacheKey` or, when nil, under `fileURL.absoluteString`.
+    ///
+    /// Nothing is checked here; a missing file only fails when ``data()`` is called.
+    /// - Parameters:
+    ///   - fileURL: A `file:` URL.
+    ///   - cacheKey: The key in the caches; nil (the default) for the URL's absolute string.
+    ///   - maximumSize: Largest file to read, in bytes.
     public init(fileURL: URL, cacheKey: String? = nil, maximumSize: Int = LocalFileImageDataProvider.defaultMaximumSize) {
         self.fileURL = fileURL
         self.cacheKey = cacheKey ?? fileURL.absoluteString
         self.maximumSize = maximumSize
     }
 
-    /// `fileURL`.
+    /// ``fileURL``.
     public var contentURL: URL? { fileURL }
 
-    /// The file's bytes; `dataProviderFailed` naming the path when the file is missing,
-    /// unreadable, not a regular file, or larger than `maximumSize`.
+    /// The file's bytes.
+    ///
+    /// - Throws: ``MagpieError/requestFailed(reason:)`` with
+    ///   ``MagpieError/RequestFailureReason/dataProviderFailed(cacheKey:message:)`` naming the path when the URL
+    ///   is not a `file:` URL or the file is missing, unreadable, a directory or other non-regular file, or
+    ///   larger than ``maximumSize``.
     public func data() async throws -> Data {
         guard fileURL.isFileURL else { throw failure("\(fileURL.absoluteString) is not a file URL") }
         let path = fileURL.path(percentEncoded: false)

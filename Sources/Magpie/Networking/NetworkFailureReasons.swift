@@ -13,45 +13,48 @@ extension MagpieError {
         case unsupportedScheme(URL)
         /// The request modifier returned nil.
         case cancelledByModifier(URL)
-        /// The caller cancelled (task cancellation or `DownloadTask.cancel()`).
+        /// The caller cancelled (task cancellation or ``DownloadTask/cancel()``).
         case cancelled(URL)
-        /// No complete response within `timeout` (the whole exchange, body included), or no connection within the connect timeout.
+        /// No complete response within `timeout` (the whole exchange, body included), or no connection within the
+        /// connect timeout (``ImageDownloader/Configuration/connectTimeout``).
         case timedOut(URL, timeout: Duration)
         /// The connection could not be made or broke before the response was complete.
         case connectionFailed(URL, message: String)
         /// The TLS handshake failed (certificate not trusted, wrong host, protocol).
         case tlsFailed(URL, message: String)
-        /// More redirects than `maximumRedirects`; `chain` lists the URLs visited.
+        /// More redirects than ``ImageDownloader/Configuration/maximumRedirects``; `chain` lists the URLs visited.
         case tooManyRedirects(URL, chain: [URL])
         /// A redirect points back to a URL already visited.
         case redirectLoop(URL, chain: [URL])
-        /// The redirect handler refused to follow `location`.
+        /// The redirect handler refused to follow `location`, or `location` is not an `http`/`https` URL.
         case redirectRefused(URL, location: URL)
-        /// An `ImageDataProvider` (local file, base64, raw data) failed.
+        /// An ``ImageDataProvider`` (local file, base64, raw data) failed; `message` says why.
         case dataProviderFailed(cacheKey: String, message: String)
         /// Refused before it was sent: the URL is on the manager's failed-URL list; `previous` says why it failed then.
-        /// Pass `MagpieOption.retryFailed` to try it anyway.
+        /// Pass ``MagpieOption/retryFailed`` to try it anyway.
         case recentlyFailed(URL, previous: String)
     }
 
     /// Why a server's answer is not a usable image. Every case carries the response (URL, status, headers).
     public enum ResponseFailureReason: Sendable, Equatable {
-        /// The status code is not acceptable (404, 500, ...).
+        /// The status code is not in ``ImageDownloader/Configuration/acceptableStatusCodes`` (404, 500, ...).
         case badStatus(HTTPResponseInfo)
         /// The body is not an image: neither the content type nor the bytes say so.
         /// `sniffed` is what the leading bytes look like (`.unknown` for HTML or text).
         case notAnImage(HTTPResponseInfo, sniffed: ImageFormat)
-        /// The body is, or declares to be, larger than `limit` bytes. `declared` is the Content-Length when given.
+        /// The body is, or declares to be, larger than `limit` bytes
+        /// (``ImageDownloader/Configuration/maximumResponseSize``). `declared` is the Content-Length when given.
         case tooLarge(HTTPResponseInfo, limit: Int, declared: Int?)
         /// The body ended before its Content-Length.
         case truncated(HTTPResponseInfo, expected: Int, received: Int)
-        /// The body is empty.
+        /// The server answered with an acceptable status but no body bytes.
         case emptyBody(HTTPResponseInfo)
-        /// The body looked like an image but did not decode.
+        /// The body looked like an image but did not decode; `reason` is the decoder's.
         case undecodable(HTTPResponseInfo, reason: DecodingFailureReason)
     }
 
-    /// The URL this failure is about, when it is a network failure.
+    /// The URL this failure is about, when it is a network failure: the request's URL, or for response
+    /// failures the URL that answered. Nil for other errors, invalid URLs and data providers.
     public var url: URL? {
         switch self {
         case .requestFailed(let reason): reason.url
@@ -60,14 +63,15 @@ extension MagpieError {
         }
     }
 
-    /// The HTTP status code of the failing response, when there was one.
+    /// The HTTP status code of the failing response, for ``MagpieError/responseFailed(reason:)``; nil otherwise.
     public var statusCode: Int? {
         if case .responseFailed(let reason) = self { return reason.response.statusCode }
         return nil
     }
 
     /// True for failures that may go away if the same request is made again later:
-    /// timeouts, connection failures, 5xx, 408 and 429. Never for 4xx, bad content or cancellation.
+    /// timeouts, connection failures, truncated bodies, 5xx, 408 and 429. Never for other 4xx, bad content or
+    /// cancellation. ``DelayRetryStrategy`` retries exactly these.
     public var isTransient: Bool {
         switch self {
         case .requestFailed(reason: .timedOut), .requestFailed(reason: .connectionFailed): true
@@ -78,7 +82,8 @@ extension MagpieError {
         }
     }
 
-    /// True when the caller cancelled.
+    /// True when the caller cancelled (``MagpieError/RequestFailureReason/cancelled(_:)``); not for a modifier's
+    /// cancel.
     public var isCancellation: Bool {
         if case .requestFailed(reason: .cancelled) = self { return true }
         return false
@@ -86,7 +91,7 @@ extension MagpieError {
 }
 
 extension MagpieError.RequestFailureReason: CustomStringConvertible {
-    /// The URL the request was for, when there is one.
+    /// The URL the request was for; nil for ``invalidURL(_:)`` and ``dataProviderFailed(cacheKey:message:)``.
     public var url: URL? {
         switch self {
         case .invalidURL, .dataProviderFailed: nil
@@ -98,6 +103,7 @@ extension MagpieError.RequestFailureReason: CustomStringConvertible {
         }
     }
 
+    /// A short phrase naming what failed and the URL; ``MagpieError/description`` puts it after `request failed:`.
     public var description: String {
         switch self {
         case .invalidURL(let text): "invalid URL \"\(text)\""
@@ -118,7 +124,7 @@ extension MagpieError.RequestFailureReason: CustomStringConvertible {
 }
 
 extension MagpieError.ResponseFailureReason: CustomStringConvertible {
-    /// The response this failure is about.
+    /// The response this failure is about (URL, status, headers).
     public var response: HTTPResponseInfo {
         switch self {
         case .badStatus(let response), .notAnImage(let response, _), .tooLarge(let response, _, _),
@@ -127,6 +133,7 @@ extension MagpieError.ResponseFailureReason: CustomStringConvertible {
         }
     }
 
+    /// A short phrase naming the problem and the URL; ``MagpieError/description`` puts it after `bad response:`.
     public var description: String {
         let url = response.url.absoluteString
         switch self {

@@ -12,11 +12,15 @@ public struct RawImageDataProvider: ImageDataProvider {
     public let cacheKey: String
 
     /// A provider that returns `data`, cached under `cacheKey`.
+    ///
+    /// - Parameters:
+    ///   - data: The encoded image (not pixels); it is not checked until it is decoded.
+    ///   - cacheKey: The key in the caches; use one that changes when the bytes do.
     public init(data: Data, cacheKey: String) {
         self.rawData = data
         self.cacheKey = cacheKey
     }
 
-    /// `rawData`; never throws.
+    /// ``rawData``; never throws.
     public func data() async throws -> Data { rawData }
 }

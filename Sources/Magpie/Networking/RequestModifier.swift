@@ -14,7 +14,12 @@ public struct ImageRequest: Sendable, Equatable {
     /// Header lines sent with the request (Magpie adds `User-Agent`, `Accept` and conditional headers).
     public var headers: [HTTPHeaderField]
 
-    /// A `GET` request for `url` with no extra headers.
+    /// A request for `url`; by default a `GET` with no extra headers.
+    ///
+    /// - Parameters:
+    ///   - url: Where to send it.
+    ///   - method: The HTTP method (default `GET`).
+    ///   - headers: Header lines to send, in order.
     public init(url: URL, method: String = "GET", headers: [HTTPHeaderField] = []) {
         self.url = url
         self.method = method
@@ -22,12 +27,19 @@ public struct ImageRequest: Sendable, Equatable {
     }
 
     /// Sets `name` to `value`, replacing any earlier lines of that name (case-insensitive).
+    ///
+    /// - Parameters:
+    ///   - value: The header's value.
+    ///   - name: The header's name; the new line is appended at the end.
     public mutating func setValue(_ value: String, forHeader name: String) {
         headers.removeAll { $0.name.equalsIgnoringASCIICase(name) }
         headers.append(HTTPHeaderField(name: name, value: value))
     }
 
     /// The first value of header `name` (case-insensitive).
+    ///
+    /// - Parameter name: A header name such as `Authorization`.
+    /// - Returns: The value, or nil when the request has no such header.
     public func value(forHeader name: String) -> String? {
         headers.first { $0.name.equalsIgnoringASCIICase(name) }?.value
     }
@@ -40,9 +52,16 @@ public struct ImageRequest: Sendable, Equatable {
 }
 
 /// Changes a request before it is sent: adds an auth header, rewrites the URL, or cancels it by returning nil
-/// (the download then fails with `RequestFailureReason.cancelledByModifier`). Kingfisher's `ImageDownloadRequestModifier`.
+/// (the download then fails with ``MagpieError/RequestFailureReason/cancelledByModifier(_:)``).
+///
+/// Runs once per download, before anything is sent: retries resend the modified request, and
+/// redirects are shaped by an ``ImageDownloadRedirectHandler`` instead. The downloader's configured
+/// modifier runs first, then the one passed for the request.
 public protocol ImageDownloadRequestModifier: Sendable {
     /// The request to send instead of `request`, or nil to not send anything.
+    ///
+    /// - Parameter request: The request as Magpie would send it.
+    /// - Returns: The request to send (possibly `request` unchanged), or nil to cancel the download.
     func modified(for request: ImageRequest) async -> ImageRequest?
 }
 
@@ -51,10 +70,13 @@ public struct AnyModifier: ImageDownloadRequestModifier {
     private let block: @Sendable (ImageRequest) -> ImageRequest?
 
     /// Wraps `modify`.
+    ///
+    /// - Parameter modify: Returns the request to send, or nil to cancel it.
     public init(_ modify: @escaping @Sendable (ImageRequest) -> ImageRequest?) {
         self.block = modify
     }
 
+    /// Calls the wrapped closure with `request`.
     public func modified(for request: ImageRequest) async -> ImageRequest? { block(request) }
 }
 
@@ -63,9 +85,12 @@ public struct AsyncAnyModifier: ImageDownloadRequestModifier {
     private let block: @Sendable (ImageRequest) async -> ImageRequest?
 
     /// Wraps `modify`.
+    ///
+    /// - Parameter modify: Returns the request to send, or nil to cancel it; the download waits for it.
     public init(_ modify: @escaping @Sendable (ImageRequest) async -> ImageRequest?) {
         self.block = modify
     }
 
+    /// Calls the wrapped closure with `request` and waits for it.
     public func modified(for request: ImageRequest) async -> ImageRequest? { await block(request) }
 }

@@ -21,6 +21,10 @@ public struct ImageResource: Resource, Equatable, Hashable {
     public let downloadURL: URL
 
     /// A resource for `downloadURL`, cached under `cacheKey` or, when nil, under `downloadURL.absoluteString`.
+    ///
+    /// - Parameters:
+    ///   - downloadURL: Where the bytes are fetched from.
+    ///   - cacheKey: The key in the caches; nil (the default) for the URL's absolute string.
     public init(downloadURL: URL, cacheKey: String? = nil) {
         self.downloadURL = downloadURL
         self.cacheKey = cacheKey ?? downloadURL.absoluteString
@@ -29,8 +33,8 @@ public struct ImageResource: Resource, Equatable, Hashable {
 
 /// A URL is a resource cached under its absolute string.
 extension URL: Resource {
-    /// `absoluteString`.
+    /// The URL's `absoluteString`, so the same URL always hits the same cache entry.
     public var cacheKey: String { absoluteString }
-    /// The URL itself.
+    /// The URL itself (`self`).
     public var downloadURL: URL { self }
 }

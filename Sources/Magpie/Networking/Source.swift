@@ -6,12 +6,12 @@ import Foundation
 
 /// Where an image comes from: a URL downloaded over HTTP, or a provider that supplies the bytes itself.
 public enum Source: Sendable {
-    /// Downloaded from the resource's URL.
+    /// Downloaded from the resource's ``Resource/downloadURL`` and cached under its ``Resource/cacheKey``.
     case network(any Resource)
     /// Supplied by a data provider (local file, base64, `data:` URL, raw bytes).
     case provider(any ImageDataProvider)
 
-    /// The key of the image in the caches.
+    /// The key of the image in the caches: the resource's or the provider's `cacheKey`.
     public var cacheKey: String {
         switch self {
         case .network(let resource): resource.cacheKey
@@ -19,7 +19,7 @@ public enum Source: Sendable {
         }
     }
 
-    /// The download URL, or the provider's `contentURL`.
+    /// The download URL, or the provider's ``ImageDataProvider/contentURL`` (nil for providers without one).
     public var url: URL? {
         switch self {
         case .network(let resource): resource.downloadURL
@@ -29,7 +29,11 @@ public enum Source: Sendable {
 }
 
 extension Resource {
-    /// `.provider` for `file:` and `data:` URLs (keeping this resource's cache key), `.network` otherwise.
+    /// The source that loads this resource: ``Source/provider(_:)`` for `file:` and `data:` URLs (a
+    /// ``LocalFileImageDataProvider`` or ``DataURLImageDataProvider``, keeping a cache key the caller chose),
+    /// ``Source/network(_:)`` otherwise.
+    ///
+    /// - Returns: The source; unsupported schemes still give ``Source/network(_:)`` and fail when downloaded.
     public func convertToSource() -> Source {
         // The common case first, without building the URL's string (this runs on every memory hit).
         if let scheme = downloadURL.scheme, scheme == "https" || scheme == "http" { return .network(self) }

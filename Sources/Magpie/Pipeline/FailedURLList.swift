@@ -6,28 +6,33 @@ import Foundation
 import Synchronization
 
 /// URLs whose last download failed for a reason that retrying will not fix (404, not an
-/// image, undecodable bytes, a redirect loop…), SDWebImage's failed-URL list. The manager
-/// refuses them at once with `RequestFailureReason.recentlyFailed` until the option
-/// `retryFailed` is given or the URL is removed. Transient failures (timeouts, 5xx, 429,
+/// image, undecodable bytes, a redirect loop…). The manager
+/// refuses them at once with ``MagpieError/RequestFailureReason/recentlyFailed(_:previous:)`` until the option
+/// ``MagpieOption/retryFailed`` is given or the URL is removed. Transient failures (timeouts, 5xx, 429,
 /// connection errors) and cancellations are never recorded.
 ///
-/// Thread-safe and bounded: past `capacity` the oldest URL is forgotten.
+/// Thread-safe and bounded: past ``capacity`` the oldest URL is forgotten. Entries do not expire with time.
 public final class FailedURLList: Sendable {
     private struct State {
         var reasons: [String: (reason: String, order: UInt64)] = [:]
         var order: UInt64 = 0
     }
 
-    /// Most URLs remembered.
+    /// Most URLs remembered (at least 1).
     public let capacity: Int
     private let state = Mutex(State())
 
     /// An empty list holding at most `capacity` URLs.
+    ///
+    /// - Parameter capacity: Most URLs remembered (default 1000); values below 1 count as 1.
     public init(capacity: Int = 1000) {
         self.capacity = max(1, capacity)
     }
 
     /// Whether `error` is one the list remembers: not transient, not a cancellation.
+    ///
+    /// - Parameter error: A retrieval's error.
+    /// - Returns: True when retrying the same URL cannot be expected to succeed.
     ///
     /// Failures that depend on the request rather than the URL are not permanent either: size
     /// limits (another caller may allow more or decode smaller), a refused redirect (the handler
@@ -46,7 +51,12 @@ public final class FailedURLList: Sendable {
         }
     }
 
-    /// Remembers `url` as failed with `error`, when the error is permanent.
+    /// Remembers `url` as failed with `error`, when ``isPermanent(_:)`` says the error is permanent;
+    /// otherwise does nothing. Recording a URL again replaces its reason and makes it the newest.
+    ///
+    /// - Parameters:
+    ///   - url: The URL that failed.
+    ///   - error: Why it failed; its description is kept as the reason.
     public func record(_ url: URL, error: MagpieError) {
         guard Self.isPermanent(error) else { return }
         state.withLock { state in
@@ -61,14 +71,21 @@ public final class FailedURLList: Sendable {
     }
 
     /// Why `url` failed, when it is on the list.
+    ///
+    /// - Parameter url: The URL to look up (compared by absolute string).
+    /// - Returns: The failure's description, or nil when the URL is not on the list.
     public func failure(for url: URL) -> String? {
         state.withLock { $0.reasons[url.absoluteString]?.reason }
     }
 
     /// Whether `url` is on the list.
+    ///
+    /// - Parameter url: The URL to look up (compared by absolute string).
     public func contains(_ url: URL) -> Bool { failure(for: url) != nil }
 
-    /// Forgets `url`.
+    /// Forgets `url`, so the next retrieval downloads it again.
+    ///
+    /// - Parameter url: The URL to forget; nothing happens when it is not on the list.
     public func remove(_ url: URL) {
         state.withLock { _ = $0.reasons.removeValue(forKey: url.absoluteString) }
     }

@@ -7,24 +7,26 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Ties the caches, the downloader and the processors together, Kingfisher's `KingfisherManager`:
+/// Ties the caches, the downloader and the processors together:
 /// memory → disk → original cache → (revalidate) → download → decode → process → store → result.
 ///
 /// Concurrent requests for the same processed variant share one run of the miss path (one
 /// download, one decode, one processing run); different processors over one URL share the
-/// download. URLs that failed for good are refused at once until `retryFailed` (see `FailedURLList`).
+/// download. URLs that failed for good are refused at once until ``MagpieOption/retryFailed``
+/// (see ``FailedURLList``).
 public final class ImageManager: Sendable {
-    /// Maps a URL to its cache key, for example to drop a signed URL's query string.
+    /// Maps a URL to its cache key, for example to drop a signed URL's query string. Called on every
+    /// retrieval of a plain URL, from any task: keep it fast and pure.
     public typealias CacheKeyFilter = @Sendable (URL) -> String
 
-    /// The shared manager: `ImageDownloader.default` and `ImageCache.default`.
+    /// The shared manager: ``ImageDownloader/default`` and ``ImageCache/default``, with its own failed-URL list.
     public static let shared = ImageManager(downloader: .default, cache: .default)
 
     /// Downloads for this manager unless an option names another downloader.
     public let downloader: ImageDownloader
     /// Caches for this manager unless an option names another cache.
     public let cache: ImageCache
-    /// URLs that failed for good, refused until `retryFailed` or removal.
+    /// URLs that failed for good, refused until ``MagpieOption/retryFailed`` or removal.
     public let failedURLs: FailedURLList
 
     private struct Settings {
@@ -48,8 +50,11 @@ public final class ImageManager: Sendable {
     /// A manager over the given downloader and cache.
     ///
     /// - Parameters:
-    ///   - failedURLs: the failed-URL list (shared between managers when the same one is passed).
-    ///   - cacheKeyFilter: maps plain URLs to cache keys; default `absoluteString`.
+    ///   - downloader: Downloads for this manager unless ``MagpieOption/downloader(_:)`` names another.
+    ///   - cache: Caches for this manager unless ``MagpieOption/targetCache(_:)`` names another.
+    ///   - failedURLs: The failed-URL list (shared between managers when the same one is passed); a new,
+    ///     empty list by default.
+    ///   - cacheKeyFilter: Maps plain URLs to cache keys; nil (the default) keeps `absoluteString`.
     public init(
         downloader: ImageDownloader, cache: ImageCache, failedURLs: FailedURLList = FailedURLList(),
         cacheKeyFilter: CacheKeyFilter? = nil
@@ -61,13 +66,13 @@ public final class ImageManager: Sendable {
         Self.processingQueue.setSpecific(key: Self.processingQueueKey, value: true)
     }
 
-    /// Options applied before every call's own options (which win where both set the same thing).
+    /// Options applied before every call's own options (which win where both set the same thing). Empty by default.
     public var defaultOptions: [MagpieOption] {
         get { settings.withLock { $0.defaultOptions } }
         set { settings.withLock { $0.defaultOptions = newValue } }
     }
 
-    /// Maps plain URLs (resources whose key is their URL) to cache keys; nil: `absoluteString`.
+    /// Maps plain URLs (resources whose key is their URL) to cache keys; nil (the default): `absoluteString`.
     /// Resources that chose their own key keep it.
     public var cacheKeyFilter: CacheKeyFilter? {
         get { settings.withLock { $0.cacheKeyFilter } }
@@ -75,6 +80,10 @@ public final class ImageManager: Sendable {
     }
 
     /// The cache key of `source`, after the cache-key filter.
+    ///
+    /// - Parameter source: The source; only ``Source/network(_:)`` sources whose key is their URL's string are
+    ///   filtered.
+    /// - Returns: The key the unprocessed image is cached under.
     public func cacheKey(for source: Source) -> String {
         guard case .network(let resource) = source else { return source.cacheKey }
         let key = resource.cacheKey
@@ -82,7 +91,7 @@ public final class ImageManager: Sendable {
         return filter(resource.downloadURL)
     }
 
-    /// Counts of what the manager did.
+    /// Counts of what the manager did since it was created.
     public var statistics: Statistics { counters.snapshot(joined: coalescer.joined.load(ordering: .relaxed)) }
 
     /// `options` after the manager's `defaultOptions`, parsed.
@@ -97,7 +106,15 @@ public final class ImageManager: Sendable {
 
     // MARK: Retrieving
 
-    /// The image for `resource` (a URL works too).
+    /// The image for `resource` (a URL works too): `file:` and `data:` URLs are read without HTTP.
+    ///
+    /// Same as ``retrieveImage(with:options:progress:)-(Source,_,_)`` with `resource.convertToSource()`.
+    /// - Parameters:
+    ///   - resource: A ``Resource`` or a `URL`.
+    ///   - options: Options for this call, applied after ``defaultOptions``.
+    ///   - progress: Called with download progress; not called for cache hits.
+    /// - Returns: The image, where it came from and, when downloaded, the bytes and metrics.
+    /// - Throws: A ``MagpieError``, as ``retrieveImage(with:options:progress:)-(Source,_,_)`` describes.
     public func retrieveImage(
         with resource: any Resource, options: [MagpieOption] = [], progress: DownloadProgressHandler? = nil
     ) async throws -> RetrieveImageResult {
@@ -107,9 +124,18 @@ public final class ImageManager: Sendable {
     /// The image for `source`, from the fastest layer that has it; the alternative sources are
     /// tried in order when it fails (not when it is cancelled).
     ///
-    /// - Throws: `MagpieError`: a request or response failure (`recentlyFailed` for a URL on the
-    ///   failed-URL list), `.cacheFailed(.notCached)` with `onlyFromCache`, a decoding or
-    ///   processing failure. With alternative sources that all fail, the main source's error.
+    /// - Parameters:
+    ///   - source: Where the image comes from.
+    ///   - options: Options for this call, applied after ``defaultOptions``.
+    ///   - progress: Called with download progress; not called for cache hits.
+    /// - Returns: The image, which cache answered (``CacheType/none`` when downloaded or provided),
+    ///   the source that succeeded and, when downloaded, the bytes and metrics.
+    /// - Throws: ``MagpieError``: a ``MagpieError/requestFailed(reason:)`` or ``MagpieError/responseFailed(reason:)``
+    ///   (``MagpieError/RequestFailureReason/recentlyFailed(_:previous:)`` for a URL on the failed-URL list,
+    ///   ``MagpieError/RequestFailureReason/cancelled(_:)`` when the task is cancelled),
+    ///   ``MagpieError/CacheFailureReason/notCached(key:)`` with ``MagpieOption/onlyFromCache``,
+    ///   a ``MagpieError/decodingFailed(reason:)`` or ``MagpieError/processingFailed(reason:)``.
+    ///   When the alternative sources all fail too, the main source's error.
     public func retrieveImage(
         with source: Source, options: [MagpieOption] = [], progress: DownloadProgressHandler? = nil
     ) async throws -> RetrieveImageResult {
@@ -132,9 +158,16 @@ public final class ImageManager: Sendable {
         }
     }
 
-    /// Completion-handler form of `retrieveImage`. The handler runs once, on `callbackQueue`
-    /// (default: where the work finished); cancelling the returned task answers it with
-    /// `RequestFailureReason.cancelled`.
+    /// Completion-handler form of ``retrieveImage(with:options:progress:)-(Source,_,_)``. The handler runs once,
+    /// on the ``MagpieOption/callbackQueue(_:)`` (default: where the work finished); cancelling the returned task
+    /// answers it with ``MagpieError/RequestFailureReason/cancelled(_:)``.
+    ///
+    /// - Parameters:
+    ///   - source: Where the image comes from.
+    ///   - options: Options for this call, applied after ``defaultOptions``.
+    ///   - progress: Called with download progress.
+    ///   - completionHandler: Receives the result or the error.
+    /// - Returns: A task to cancel or wait for the retrieval.
     @discardableResult
     public func retrieveImage(
         with source: Source, options: [MagpieOption] = [], progress: DownloadProgressHandler? = nil,
@@ -155,6 +188,13 @@ public final class ImageManager: Sendable {
     }
 
     /// Completion-handler form for a resource (a URL works too).
+    ///
+    /// - Parameters:
+    ///   - resource: A ``Resource`` or a `URL`.
+    ///   - options: Options for this call, applied after ``defaultOptions``.
+    ///   - progress: Called with download progress.
+    ///   - completionHandler: Receives the result or the error, once.
+    /// - Returns: A task to cancel or wait for the retrieval.
     @discardableResult
     public func retrieveImage(
         with resource: any Resource, options: [MagpieOption] = [], progress: DownloadProgressHandler? = nil,
@@ -165,6 +205,11 @@ public final class ImageManager: Sendable {
 
     /// Where the variant `options` ask for is cached (memory, disk or not at all), without reading it.
     /// The prefetcher skips sources that are cached.
+    ///
+    /// - Parameters:
+    ///   - source: The source to look for.
+    ///   - options: Options that pick the cache, processor and decode variant, as for a retrieval.
+    /// - Returns: ``CacheType/memory``, ``CacheType/disk`` or ``CacheType/none``.
     public func cachedType(for source: Source, options: [MagpieOption] = []) -> CacheType {
         let request = RetrievalRequest(manager: self, source: source, options: parse(options))
         return request.cache.imageCachedType(
@@ -185,7 +230,7 @@ public final class ImageManager: Sendable {
 }
 
 extension ImageManager {
-    /// What the manager did since it was made.
+    /// What the manager did since it was made; read it with ``ImageManager/statistics``.
     public struct Statistics: Sendable, Equatable {
         /// Downloads the manager started (a shared download counts once per manager call that made it).
         public var downloads = 0
@@ -193,7 +238,7 @@ extension ImageManager {
         public var notModified = 0
         /// Decodes of downloaded, provided or original-cache bytes.
         public var decodes = 0
-        /// Runs of a (non-default) processor.
+        /// Runs of a processor other than ``DefaultImageProcessor``.
         public var processingRuns = 0
         /// Requests that joined a miss already running for the same variant instead of starting their own.
         public var coalesced = 0

@@ -4,9 +4,9 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// One option of a retrieval, in Kingfisher's style: pass a list, `ImageManager` parses it once
-/// into `MagpieParsedOptions`. A later option of the same kind wins, so a call's options
-/// override the manager's `defaultOptions`.
+/// One option of a retrieval: pass a list, ``ImageManager`` parses it once
+/// into ``MagpieParsedOptions``. A later option of the same kind wins, so a call's options
+/// override the manager's ``ImageManager/defaultOptions``.
 public enum MagpieOption: Sendable {
     // MARK: Caches
     /// The cache to read and write instead of the manager's.
@@ -22,9 +22,9 @@ public enum MagpieOption: Sendable {
     /// Return only after the disk write finished (by default the result comes back at once and
     /// the disk write finishes in the background).
     case waitForCache
-    /// Never download: a miss fails with `CacheFailureReason.notCached`.
+    /// Never download: a miss fails with ``MagpieError/CacheFailureReason/notCached(key:)``.
     case onlyFromCache
-    /// How processed images are written to and read from disk (default `DefaultCacheSerializer`).
+    /// How processed images are written to and read from disk (default ``DefaultCacheSerializer``).
     case cacheSerializer(any CacheSerializer)
     /// With a processor, also store the downloaded bytes on disk as the original, so another
     /// processor later needs no download.
@@ -39,7 +39,7 @@ public enum MagpieOption: Sendable {
     case diskCacheAccessExtendingExpiration(ExpirationExtending)
     /// When the disk entry has an `ETag` or `Last-Modified`, ask the server whether it changed
     /// (conditional request) even if the entry is fresh; `304` refreshes the entry and serves it.
-    /// Ignored together with `onlyFromCache`, which never touches the network.
+    /// Ignored together with ``onlyFromCache``, which never touches the network.
     case revalidate
     /// Honour the stored `Cache-Control: max-age`: serve from the caches while the entry is
     /// fresh, revalidate (conditional request) once it is stale. `no-cache` means always stale.
@@ -48,7 +48,7 @@ public enum MagpieOption: Sendable {
     // MARK: Downloading
     /// The downloader to use instead of the manager's.
     case downloader(ImageDownloader)
-    /// 0...1: position in the download queue (higher first).
+    /// 0...1: position in the download queue (higher first); clamped to that range. Default 0.5.
     case downloadPriority(Double)
     /// Overrides the downloader's timeout for this request.
     case downloadTimeout(Duration)
@@ -71,96 +71,109 @@ public enum MagpieOption: Sendable {
     case backgroundDecode
     /// The scale (pixels per point) given to the resulting image.
     case scaleFactor(Double)
-    /// Decode every frame of animations (overrides an earlier `onlyLoadFirstFrame`, for example one in `defaultOptions`).
+    /// Decode every frame of animations (overrides an earlier ``onlyLoadFirstFrame``, for example one in
+    /// ``ImageManager/defaultOptions``).
     case preloadAllAnimationData
-    /// Decode only the first frame of animations (overrides an earlier `preloadAllAnimationData`).
+    /// Decode only the first frame of animations (overrides an earlier ``preloadAllAnimationData``).
     case onlyLoadFirstFrame
     /// Processes the image before it is cached; its identifier is part of the cache key.
     case processor(any ImageProcessor)
-    /// Shorthand for a `DownsamplingImageProcessor(size:)` run before `processor`.
+    /// Shorthand for a ``DownsamplingImageProcessor`` of this size run before ``processor(_:)``.
     case downsampling(PixelSize)
     /// Changes the returned image only; never cached.
     case imageModifier(any ImageModifier)
 
     // MARK: Delivery and binding
-    /// Where completion handlers run.
+    /// Where completion handlers run (default ``CallbackQueue/untouch``).
     case callbackQueue(CallbackQueue)
-    /// View binding: shown by the target when the retrieval fails.
+    /// View binding: shown by the target when the retrieval fails (not when it is cancelled); nil clears the target.
     case onFailureImage(Image?)
     /// View binding: keep showing the current image while loading instead of the placeholder.
     case keepCurrentImageWhileLoading
 }
 
-/// `[MagpieOption]` parsed into fields.
+/// `[MagpieOption]` parsed into fields: what the pipeline reads. Build one with ``init(_:)``.
 public struct MagpieParsedOptions: Sendable {
-    /// See `MagpieOption.targetCache`.
+    /// Set by ``MagpieOption/targetCache(_:)``; nil (the default): the manager's ``ImageManager/cache``.
     public var targetCache: ImageCache?
-    /// See `MagpieOption.originalCache`.
+    /// Set by ``MagpieOption/originalCache(_:)``; nil (the default): the target cache.
     public var originalCache: ImageCache?
-    /// See `MagpieOption.forceRefresh`.
+    /// Set by ``MagpieOption/forceRefresh``; default false.
     public var forceRefresh = false
-    /// See `MagpieOption.fromMemoryCacheOrRefresh`.
+    /// Set by ``MagpieOption/fromMemoryCacheOrRefresh``; default false.
     public var fromMemoryCacheOrRefresh = false
-    /// See `MagpieOption.cacheMemoryOnly`.
+    /// Set by ``MagpieOption/cacheMemoryOnly``; default false.
     public var cacheMemoryOnly = false
-    /// See `MagpieOption.waitForCache`.
+    /// Set by ``MagpieOption/waitForCache``; default false.
     public var waitForCache = false
-    /// See `MagpieOption.onlyFromCache`.
+    /// Set by ``MagpieOption/onlyFromCache``; default false.
     public var onlyFromCache = false
-    /// nil: originals are stored as the bytes that came in, processed images by `DefaultCacheSerializer`.
+    /// Set by ``MagpieOption/cacheSerializer(_:)``; nil (the default): originals are stored as the bytes that came in,
+    /// processed images by ``DefaultCacheSerializer``.
     public var cacheSerializer: (any CacheSerializer)?
-    /// See `MagpieOption.cacheOriginalImage`.
+    /// Set by ``MagpieOption/cacheOriginalImage``; default false.
     public var cacheOriginalImage = false
-    /// See `MagpieOption.memoryCacheExpiration`.
+    /// Set by ``MagpieOption/memoryCacheExpiration(_:)``; nil (the default): the memory storage's
+    /// ``MemoryStorage/Config/expiration``.
     public var memoryCacheExpiration: StorageExpiration?
-    /// See `MagpieOption.memoryCacheAccessExtendingExpiration`.
+    /// Set by ``MagpieOption/memoryCacheAccessExtendingExpiration(_:)``; nil (the default): the memory storage's
+    /// ``MemoryStorage/Config/accessExtending``.
     public var memoryCacheAccessExtendingExpiration: ExpirationExtending?
-    /// See `MagpieOption.diskCacheExpiration`.
+    /// Set by ``MagpieOption/diskCacheExpiration(_:)``; nil (the default): the disk storage's
+    /// ``DiskStorage/Config/expiration``.
     public var diskCacheExpiration: StorageExpiration?
-    /// See `MagpieOption.diskCacheAccessExtendingExpiration`.
+    /// Set by ``MagpieOption/diskCacheAccessExtendingExpiration(_:)``; nil (the default): the disk storage's
+    /// ``DiskStorage/Config/accessExtending``.
     public var diskCacheAccessExtendingExpiration: ExpirationExtending?
-    /// See `MagpieOption.revalidate`.
+    /// Set by ``MagpieOption/revalidate``; default false.
     public var revalidate = false
-    /// See `MagpieOption.respectCacheControl`.
+    /// Set by ``MagpieOption/respectCacheControl``; default false.
     public var respectCacheControl = false
-    /// See `MagpieOption.downloader`.
+    /// Set by ``MagpieOption/downloader(_:)``; nil (the default): the manager's ``ImageManager/downloader``.
     public var downloader: ImageDownloader?
-    /// See `MagpieOption.downloadPriority`.
+    /// Set by ``MagpieOption/downloadPriority(_:)``, clamped to 0...1; default 0.5.
     public var downloadPriority: Double = 0.5
-    /// See `MagpieOption.downloadTimeout`.
+    /// Set by ``MagpieOption/downloadTimeout(_:)``; nil (the default): the downloader's
+    /// ``ImageDownloader/Configuration/downloadTimeout``.
     public var downloadTimeout: Duration?
-    /// See `MagpieOption.requestModifier`.
+    /// Set by ``MagpieOption/requestModifier(_:)``; default nil (only the downloader's own modifier runs).
     public var requestModifier: (any ImageDownloadRequestModifier)?
-    /// See `MagpieOption.redirectHandler`.
+    /// Set by ``MagpieOption/redirectHandler(_:)``; default nil (redirects are followed).
     public var redirectHandler: (any ImageDownloadRedirectHandler)?
-    /// See `MagpieOption.retryStrategy`.
+    /// Set by ``MagpieOption/retryStrategy(_:)``; nil (the default): the downloader's
+    /// ``ImageDownloader/Configuration/retryStrategy``.
     public var retryStrategy: (any RetryStrategy)?
-    /// See `MagpieOption.alternativeSources`.
+    /// Set by ``MagpieOption/alternativeSources(_:)``; default empty.
     public var alternativeSources: [Source] = []
-    /// See `MagpieOption.retryFailed`.
+    /// Set by ``MagpieOption/retryFailed``; default false.
     public var retryFailed = false
-    /// See `MagpieOption.decodingOptions`.
+    /// Set by ``MagpieOption/decodingOptions(_:)``; default ``ImageDecodingOptions/default``. See also
+    /// ``effectiveDecodingOptions``.
     public var decodingOptions: ImageDecodingOptions = .default
-    /// See `MagpieOption.backgroundDecode`.
+    /// Set by ``MagpieOption/backgroundDecode``; default false.
     public var backgroundDecode = false
-    /// See `MagpieOption.scaleFactor`.
+    /// Set by ``MagpieOption/scaleFactor(_:)``; nil (the default): the scale in ``decodingOptions``.
     public var scaleFactor: Double?
     /// From `onlyLoadFirstFrame` (true) or `preloadAllAnimationData` (false), whichever came last.
     public var onlyFirstFrame: Bool?
-    /// See `MagpieOption.processor`.
+    /// Set by ``MagpieOption/processor(_:)``; default ``DefaultImageProcessor/default`` (no processing). See also
+    /// ``effectiveProcessor``.
     public var processor: any ImageProcessor = DefaultImageProcessor.default
-    /// See `MagpieOption.downsampling`.
+    /// Set by ``MagpieOption/downsampling(_:)``; default nil.
     public var downsampling: PixelSize?
-    /// See `MagpieOption.imageModifier`.
+    /// Set by ``MagpieOption/imageModifier(_:)``; default nil.
     public var imageModifier: (any ImageModifier)?
-    /// See `MagpieOption.callbackQueue`.
+    /// Set by ``MagpieOption/callbackQueue(_:)``; default ``CallbackQueue/untouch``.
     public var callbackQueue: CallbackQueue = .untouch
-    /// See `MagpieOption.onFailureImage`.
+    /// Set by ``MagpieOption/onFailureImage(_:)``: nil when the option was not given, `.some(nil)` to clear the target
+    /// on failure.
     public var onFailureImage: Image??
-    /// See `MagpieOption.keepCurrentImageWhileLoading`.
+    /// Set by ``MagpieOption/keepCurrentImageWhileLoading``; default false.
     public var keepCurrentImageWhileLoading = false
 
-    /// Parses `options`.
+    /// Parses `options`; a later option of the same kind overrides an earlier one.
+    ///
+    /// - Parameter options: The options, in order (the manager puts its ``ImageManager/defaultOptions`` first).
     public init(_ options: [MagpieOption]) {
         for option in options { apply(option) }
     }
@@ -204,7 +217,7 @@ public struct MagpieParsedOptions: Sendable {
         }
     }
 
-    /// `decodingOptions` with `scaleFactor` and the first-frame choice applied.
+    /// ``decodingOptions`` with ``scaleFactor`` and ``onlyFirstFrame`` applied, when they are set.
     public var effectiveDecodingOptions: ImageDecodingOptions {
         var options = decodingOptions
         if let scaleFactor { options.scale = scaleFactor }
@@ -212,7 +225,8 @@ public struct MagpieParsedOptions: Sendable {
         return options
     }
 
-    /// The processor that runs: `downsampling`'s processor (when set) followed by `processor`.
+    /// The processor that runs: a ``DownsamplingImageProcessor`` for ``downsampling`` (when set) followed by
+    /// ``processor``.
     public var effectiveProcessor: any ImageProcessor {
         guard let downsampling else { return processor }
         return DownsamplingImageProcessor(size: downsampling) |> processor

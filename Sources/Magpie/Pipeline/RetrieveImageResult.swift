@@ -4,15 +4,15 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// What `ImageManager.retrieveImage` produced and where it came from.
+/// What ``ImageManager/retrieveImage(with:options:progress:)-(Source,_,_)`` produced and where it came from.
 public struct RetrieveImageResult: Sendable {
-    /// The image.
+    /// The image, processed and modified as the options asked.
     public var image: Image
-    /// Which cache answered; `.none` when it was downloaded (or read from a data provider).
+    /// Which cache answered; ``CacheType/none`` when it was downloaded (or read from a data provider).
     public var cacheType: CacheType
-    /// The source the image came from: `originalSource` or one of its alternatives.
+    /// The source the image came from: ``originalSource`` or one of its ``MagpieOption/alternativeSources(_:)``.
     public var source: Source
-    /// The source asked for.
+    /// The source the caller asked for.
     public var originalSource: Source
     /// The bytes, when they were downloaded or provided in this call (not for cache hits).
     public var originalData: Data?

@@ -5,17 +5,17 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Warms the caches with a list of images before they are shown, Kingfisher's `ImagePrefetcher`.
+/// Warms the caches with a list of images before they are shown.
 ///
-/// Sources already cached are skipped without a download (unless the options contain `forceRefresh`);
-/// the others go through `ImageManager.retrieveImage` with the prefetcher's options plus `waitForCache`,
-/// so a completed source is in the disk cache. At most `maxConcurrentDownloads` retrievals run at
-/// once, on a fixed pool of that many tasks, however long the list.
+/// Sources already cached are skipped without a download (unless the options contain ``MagpieOption/forceRefresh``);
+/// the others go through ``ImageManager/retrieveImage(with:options:progress:)-(Source,_,_)`` with the prefetcher's
+/// options plus ``MagpieOption/waitForCache``, so a completed source is in the disk cache. At most
+/// ``maxConcurrentDownloads`` retrievals run at once, on a fixed pool of that many tasks, however long the list.
 ///
-/// The progress block, the completion handler and the `outcomes` streams are fed one event at a
+/// The progress block, the completion handler and the ``outcomes`` streams are fed one event at a
 /// time, in the order the sources finished, never concurrently and never under the prefetcher's
-/// lock (a callback may call `stop()`). A prefetcher runs once: after it ends, by finishing or by
-/// `stop()`, `start()` does nothing; make a new prefetcher to prefetch again.
+/// lock (a callback may call ``stop()``). A prefetcher runs once: after it ends, by finishing or by
+/// ``stop()``, ``start()`` does nothing; make a new prefetcher to prefetch again.
 public final class ImagePrefetcher: Sendable {
     /// The sources to prefetch, in the order they are started.
     public let sources: [Source]
@@ -25,13 +25,15 @@ public final class ImagePrefetcher: Sendable {
     let completionHandler: PrefetcherCompletionHandler?
     let state = Mutex(PrefetcherState())
 
-    /// Prefetches `sources` through `manager`.
+    /// Prefetches `sources` through `manager`. Nothing starts until ``start()`` or ``run()``.
     ///
     /// - Parameters:
-    ///   - options: the options of every retrieval (`waitForCache` is added); `forceRefresh`
-    ///     downloads cached sources too.
-    ///   - progressBlock: called after every finished source with the lists so far.
-    ///   - completionHandler: called once, when every source finished or `stop()` was called.
+    ///   - sources: The images to prefetch, started in this order; duplicates are fetched (or skipped) twice.
+    ///   - options: The options of every retrieval (``MagpieOption/waitForCache`` is added);
+    ///     ``MagpieOption/forceRefresh`` downloads cached sources too.
+    ///   - manager: The manager that retrieves and caches (default ``ImageManager/shared``).
+    ///   - progressBlock: Called after every finished source with the lists so far.
+    ///   - completionHandler: Called once, when every source finished or ``stop()`` was called.
     public init(
         sources: [Source], options: [MagpieOption] = [], manager: ImageManager = .shared,
         progressBlock: PrefetcherProgressBlock? = nil, completionHandler: PrefetcherCompletionHandler? = nil
@@ -44,6 +46,13 @@ public final class ImagePrefetcher: Sendable {
     }
 
     /// Prefetches `resources` (`file:` and `data:` URLs become provider sources).
+    ///
+    /// - Parameters:
+    ///   - resources: The images to prefetch, in order.
+    ///   - options: The options of every retrieval.
+    ///   - manager: The manager that retrieves and caches (default ``ImageManager/shared``).
+    ///   - progressBlock: Called after every finished source with the lists so far.
+    ///   - completionHandler: Called once, when the prefetch ends.
     public convenience init(
         resources: [any Resource], options: [MagpieOption] = [], manager: ImageManager = .shared,
         progressBlock: PrefetcherProgressBlock? = nil, completionHandler: PrefetcherCompletionHandler? = nil
@@ -54,6 +63,13 @@ public final class ImagePrefetcher: Sendable {
     }
 
     /// Prefetches `urls`, each cached under its absolute string (`file:` and `data:` URLs are read without HTTP).
+    ///
+    /// - Parameters:
+    ///   - urls: The images to prefetch, in order.
+    ///   - options: The options of every retrieval.
+    ///   - manager: The manager that retrieves and caches (default ``ImageManager/shared``).
+    ///   - progressBlock: Called after every finished source with the lists so far.
+    ///   - completionHandler: Called once, when the prefetch ends.
     public convenience init(
         urls: [URL], options: [MagpieOption] = [], manager: ImageManager = .shared,
         progressBlock: PrefetcherProgressBlock? = nil, completionHandler: PrefetcherCompletionHandler? = nil
@@ -65,7 +81,7 @@ public final class ImagePrefetcher: Sendable {
 
     // MARK: Control
 
-    /// How many retrievals run at once; default 5, at least 1. Changes after `start()` are ignored.
+    /// How many retrievals run at once; default 5, values below 1 count as 1. Changes after ``start()`` are ignored.
     public var maxConcurrentDownloads: Int {
         get { state.withLock { $0.maxConcurrentDownloads } }
         set { state.withLock { if $0.phase == .idle { $0.maxConcurrentDownloads = max(1, newValue) } } }
@@ -86,8 +102,8 @@ public final class ImagePrefetcher: Sendable {
     }
 
     /// Stops prefetching: cancels the running retrievals, fails every source that has not
-    /// finished (`RequestFailureReason.cancelled`, no progress call for them) and calls the
-    /// completion handler. Before `start()`, every source fails. Does nothing once ended.
+    /// finished (``MagpieError/RequestFailureReason/cancelled(_:)``, no progress call for them) and calls the
+    /// completion handler. Before ``start()``, every source fails. Does nothing once ended.
     ///
     /// The completion handler has run when this returns, unless another thread is delivering
     /// an earlier callback at that moment; it then runs right after, on that thread.
@@ -113,6 +129,8 @@ public final class ImagePrefetcher: Sendable {
 
     /// Starts (unless started) and returns when the prefetch has ended and the completion handler
     /// has run. Cancelling the calling task stops the prefetcher.
+    ///
+    /// - Returns: The final lists of skipped, failed and completed sources, and the elapsed time.
     public func run() async -> PrefetchSummary {
         start()
         return await withTaskCancellationHandler {
@@ -133,14 +151,14 @@ public final class ImagePrefetcher: Sendable {
 
     // MARK: Observing
 
-    /// The lists so far and the time since `start()`.
+    /// The lists so far and the time since ``start()``.
     public var summary: PrefetchSummary { state.withLock { $0.summary } }
 
-    /// True once every source finished or `stop()` was called.
+    /// True once every source finished or ``stop()`` was called.
     public var isFinished: Bool { state.withLock { $0.phase == .finished } }
 
     /// A new stream of the outcomes of the sources that finish from now on (subscribe before
-    /// `start()` to see all), finishing when the prefetch ends; already finished if it has ended.
+    /// ``start()`` to see all), finishing when the prefetch ends; already finished if it has ended.
     /// Outcomes wait in the stream until read (completed ones hold their image), so read it or drop it.
     public var outcomes: AsyncStream<PrefetchOutcome> {
         let (stream, continuation) = AsyncStream.makeStream(of: PrefetchOutcome.self)

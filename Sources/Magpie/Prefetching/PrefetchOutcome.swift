@@ -1,17 +1,18 @@
-/// Called by `ImagePrefetcher` with the sources it skipped (already cached), failed and completed so far.
+/// Called by ``ImagePrefetcher`` after every finished source, with the sources it skipped (already cached),
+/// failed and completed so far, each list in the order they finished.
 public typealias PrefetcherProgressBlock = @Sendable (_ skipped: [Source], _ failed: [Source], _ completed: [Source]) -> Void
 
-/// Called once by `ImagePrefetcher` when the prefetch ends, with its final skipped, failed and completed sources.
+/// Called once by ``ImagePrefetcher`` when the prefetch ends, with its final skipped, failed and completed sources.
 public typealias PrefetcherCompletionHandler = @Sendable (_ skipped: [Source], _ failed: [Source], _ completed: [Source]) -> Void
 
-/// What happened to one source of an `ImagePrefetcher`.
+/// What happened to one source of an ``ImagePrefetcher``, as its ``ImagePrefetcher/outcomes`` stream reports it.
 public enum PrefetchOutcome: Sendable {
     /// Retrieved and stored (on disk, unless the cache has none).
     case completed(Source, RetrieveImageResult)
     /// Already cached in the given layer: nothing was downloaded.
     case skipped(Source, CacheType)
     /// The retrieval failed, or the prefetcher was stopped before the source finished
-    /// (`RequestFailureReason.cancelled`).
+    /// (``MagpieError/RequestFailureReason/cancelled(_:)``).
     case failed(Source, MagpieError)
 
     /// The source this outcome is about.
@@ -22,7 +23,7 @@ public enum PrefetchOutcome: Sendable {
     }
 }
 
-/// Where an `ImagePrefetcher` stands: its sources by outcome, in the order they finished.
+/// Where an ``ImagePrefetcher`` stands: its sources by outcome, in the order they finished.
 public struct PrefetchSummary: Sendable {
     /// Sources that were already cached.
     public var skipped: [Source]
@@ -30,10 +31,16 @@ public struct PrefetchSummary: Sendable {
     public var failed: [Source]
     /// Sources retrieved and stored.
     public var completed: [Source]
-    /// Time from `start()` to the end (or to now while running); zero if it never started.
+    /// Time from ``ImagePrefetcher/start()`` to the end (or to now while running); zero if it never started.
     public var elapsed: Duration
 
-    /// A summary with the given lists.
+    /// A summary with the given lists (public so tests and tools can build one).
+    ///
+    /// - Parameters:
+    ///   - skipped: Sources that were already cached.
+    ///   - failed: Sources that failed or were stopped.
+    ///   - completed: Sources retrieved and stored.
+    ///   - elapsed: Time the prefetch took.
     public init(skipped: [Source] = [], failed: [Source] = [], completed: [Source] = [], elapsed: Duration = .zero) {
         self.skipped = skipped
         self.failed = failed
@@ -41,6 +48,6 @@ public struct PrefetchSummary: Sendable {
         self.elapsed = elapsed
     }
 
-    /// How many sources finished in any way.
+    /// How many sources finished in any way: skipped + failed + completed.
     public var finishedCount: Int { skipped.count + failed.count + completed.count }
 }

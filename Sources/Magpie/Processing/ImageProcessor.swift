@@ -12,28 +12,40 @@ public enum ImageProcessItem: Sendable {
     case data(Data)
 }
 
-/// Turns data or an image into a (processed) image, Kingfisher's `ImageProcessor`.
+/// Turns data or an image into a (processed) image.
 ///
-/// A processor's `identifier` is part of the cache key of everything it produces, so two
+/// A processor's ``identifier`` is part of the cache key of everything it produces, so two
 /// processors that produce different pixels must have different identifiers. Built-in
-/// identifiers are their text form (`resize:256x256:fit`), which `ImageProcessors.parse`
+/// identifiers are their text form (`resize:256x256:fit`), which ``ImageProcessorSpec/parse(_:)``
 /// reads back. Chain processors with `|>`; the chain's identifier joins theirs with `|`.
+///
+/// Processors run on whatever thread the pipeline uses (the processing queue with
+/// ``MagpieOption/backgroundDecode``), so they must be thread-safe.
 public protocol ImageProcessor: Sendable {
-    /// Names this processor and its parameters; "" only for `DefaultImageProcessor`.
+    /// Names this processor and its parameters; `""` only for ``DefaultImageProcessor``.
+    /// Must not contain `|`, which separates the processors of a chain.
     var identifier: String { get }
 
     /// The processed image; nil when this processor cannot handle `item` (the pipeline then
-    /// fails with `ProcessingFailureReason.processorFailed`).
+    /// fails with ``MagpieError/ProcessingFailureReason/processorFailed(identifier:)``).
     ///
-    /// Processors given `.data` usually decode it with `DefaultImageProcessor` first
-    /// (`options.decodingOptions` applies) and then process the image.
+    /// Processors given ``ImageProcessItem/data(_:)`` usually decode it with ``DefaultImageProcessor`` first
+    /// (``MagpieParsedOptions/effectiveDecodingOptions`` applies) and then process the image.
     ///
-    /// - Throws: `MagpieError` (decoding, processing) on bad input.
+    /// - Parameters:
+    ///   - item: Encoded bytes or a decoded image.
+    ///   - options: The retrieval's options (decoding settings, scale).
+    /// - Returns: The processed image, or nil when `item` cannot be handled.
+    /// - Throws: ``MagpieError/decodingFailed(reason:)`` for bytes that do not decode,
+    ///   ``MagpieError/processingFailed(reason:)`` for parameters or images the processor cannot work with.
     func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image?
 }
 
 extension ImageProcessor {
-    /// A processor running `self` first and `another` on its result.
+    /// A processor running `self` first and `another` on its result (what `|>` does).
+    ///
+    /// - Parameter another: The processor that runs second.
+    /// - Returns: A ``ChainedImageProcessor``; default processors are dropped from it.
     public func append(another: any ImageProcessor) -> any ImageProcessor {
         ChainedImageProcessor(self, another)
     }
@@ -53,7 +65,13 @@ extension ImageProcessor {
 
 infix operator |>: AdditionPrecedence
 
-/// `left` then `right`, as one processor; its identifier is `left.identifier|right.identifier`.
+/// `left` then `right`, as one processor; its identifier is `left.identifier|right.identifier`
+/// (a ``DefaultImageProcessor`` on either side adds nothing).
+///
+/// - Parameters:
+///   - left: The processor that runs first.
+///   - right: The processor that runs on `left`'s result.
+/// - Returns: A ``ChainedImageProcessor`` of both.
 public func |> (left: any ImageProcessor, right: any ImageProcessor) -> any ImageProcessor {
     left.append(another: right)
 }
@@ -64,7 +82,11 @@ public struct ChainedImageProcessor: ImageProcessor {
     /// The processors in the order they run, flattened (never a nested chain, never a default one).
     public let processors: [any ImageProcessor]
 
-    /// `first` then `second`.
+    /// `first` then `second`; chains are flattened and default processors dropped.
+    ///
+    /// - Parameters:
+    ///   - first: The processor (or chain) that runs first.
+    ///   - second: The processor (or chain) that runs next.
     public init(_ first: any ImageProcessor, _ second: any ImageProcessor) {
         func flat(_ p: any ImageProcessor) -> [any ImageProcessor] {
             if let chain = p as? ChainedImageProcessor { return chain.processors }
@@ -73,10 +95,14 @@ public struct ChainedImageProcessor: ImageProcessor {
         processors = flat(first) + flat(second)
     }
 
+    /// The identifiers of ``processors`` joined by `|`; `""` when the chain is empty (only default processors).
     public var identifier: String { processors.map(\.identifier).joined(separator: "|") }
 
     /// Runs every processor in turn; the first gets `item` (data is decoded once, by it), the
-    /// rest get its image.
+    /// rest get its image. An empty chain decodes like ``DefaultImageProcessor``.
+    ///
+    /// - Returns: The last processor's image, or nil as soon as one processor returns nil.
+    /// - Throws: The first error a processor throws.
     public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
         guard let first = processors.first else {
             return try DefaultImageProcessor.default.process(item: item, options: options)
@@ -90,7 +116,8 @@ public struct ChainedImageProcessor: ImageProcessor {
     }
 }
 
-/// Decodes data into an image with the registry and `options.decodingOptions`; passes images through.
+/// Decodes data into an image with ``ImageCoderRegistry/shared`` and
+/// ``MagpieParsedOptions/effectiveDecodingOptions``; passes images through unchanged.
 public struct DefaultImageProcessor: ImageProcessor {
     /// The shared instance.
     public static let `default` = DefaultImageProcessor()
@@ -102,6 +129,8 @@ public struct DefaultImageProcessor: ImageProcessor {
     public var identifier: String { "" }
 
     /// The decoded image (scale from `options.scaleFactor`), or the image given.
+    ///
+    /// - Throws: ``MagpieError/decodingFailed(reason:)`` when the data does not decode.
     public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
         switch item {
         case .image(let image): image

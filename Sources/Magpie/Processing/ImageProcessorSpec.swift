@@ -4,14 +4,14 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The text form of processors and chains, for the CLI and the image proxy.
+/// The text form of processors and chains, as the `magpie` command line's `--processor` takes it.
 ///
 /// A chain is processors joined by `|`, run left to right: `resize:256x256:fit|blur:4|round:12`.
 /// One processor is `name` followed by `:`-separated arguments: positional ones first, then
 /// optional `key=value` ones in any order (`round:12:corners=tl,tr:bg=ffffff`). Sizes are `WxH`
 /// in pixels, colours `RRGGBB` or `RRGGBBAA` in hex (an optional leading `#`), numbers decimal.
-/// Every built-in processor's `identifier` is its canonical text form, so parsing an
-/// identifier gives back an equal processor.
+/// Every built-in processor's ``ImageProcessor/identifier`` is its canonical text form, so parsing an
+/// identifier gives back an equal processor. ``grammar`` lists the processors and their arguments.
 public enum ImageProcessorSpec {
     /// One processor's entry in the grammar.
     struct Entry: Sendable {
@@ -24,7 +24,7 @@ public enum ImageProcessorSpec {
 
     static let entries: [Entry] = geometryEntries + colorEntries
 
-    /// The grammar, one processor per line, for `--help` texts.
+    /// The grammar, one processor per line after a first line on chaining, for `--help` texts.
     public static var grammar: String {
         (["Chain processors with '|'; each is name:arg:arg (optional args as key=value)."] + entries.map { "  " + $0.usage })
             .joined(separator: "\n")
@@ -33,7 +33,13 @@ public enum ImageProcessorSpec {
     /// The processor (a chain when there is more than one) described by `text`; an empty text
     /// is the default processor.
     ///
-    /// - Throws: `ProcessingFailureReason.invalidSpecification(part, message:)` naming the bad part.
+    /// - Parameter text: One processor or a `|`-separated chain, for example `resize:256x256:fit|blur:4`;
+    ///   whitespace around each part is ignored, and processor names are case-insensitive.
+    /// - Returns: The processor, a ``ChainedImageProcessor`` for several, or ``DefaultImageProcessor/default`` for
+    ///   `""`.
+    /// - Throws: ``MagpieError/processingFailed(reason:)`` with
+    ///   ``MagpieError/ProcessingFailureReason/invalidSpecification(_:message:)`` naming the bad part (an unknown name,
+    ///   a missing, malformed or unknown argument, an empty part).
     public static func parse(_ text: String) throws -> any ImageProcessor {
         let parts = text.split(separator: "|", omittingEmptySubsequences: false).map {
             $0.trimmingCharacters(in: .whitespaces)
@@ -144,7 +150,9 @@ final class ProcessorArguments {
 }
 
 extension RGBAColor {
-    /// Parses `RRGGBB` or `RRGGBBAA` (optionally after `#`); nil when malformed.
+    /// Parses `RRGGBB` or `RRGGBBAA` (optionally after `#`), in either case; nil when malformed.
+    ///
+    /// - Parameter text: The hex text; six digits give an opaque colour.
     public init?(hex text: String) {
         let digits = text.hasPrefix("#") ? text.dropFirst() : Substring(text)
         guard digits.count == 6 || digits.count == 8, digits.allSatisfy(\.isHexDigit), let value = UInt32(digits, radix: 16)
@@ -155,6 +163,6 @@ extension RGBAColor {
             alpha: UInt8(full & 0xFF))
     }
 
-    /// `RRGGBBAA` in lowercase hex, the form specs and identifiers use.
+    /// `rrggbbaa` in lowercase hex without `#`, the form specs and identifiers use.
     public var hex: String { [red, green, blue, alpha].map(\.hexDigits).joined() }
 }

@@ -11,13 +11,21 @@ import Foundation
 /// into their neighbours as a dark halo. Accumulation is in `SIMD4<Float>`, one
 /// lane per channel.
 public enum ImageResampler {
-    /// How much downscaling is left to the filter after the box pre-reduction: a factor of
-    /// 2 (as in Pillow's `reducing_gap`) is indistinguishable from filtering all the way.
+    /// How much downscaling is left to the filter after the box pre-reduction: large reductions are
+    /// first box-averaged by a whole factor that leaves at least this factor (2) to the filter, which
+    /// looks the same as filtering all the way and is much faster. Not used for ``ResamplingFilter/nearest``.
     public static let reducingGap = 2
 
-    /// `pixels` resized to exactly `size` with `filter`.
+    /// `pixels` resized to exactly `size` with `filter` (the aspect ratio may change).
     ///
-    /// - Throws: `MagpieError.processingFailed(.invalidTargetSize)` for a non-positive size.
+    /// - Parameters:
+    ///   - pixels: The source pixels.
+    ///   - size: The output size in pixels; both sides positive.
+    ///   - filter: The resampling kernel (default ``ResamplingFilter/lanczos3``).
+    /// - Returns: The resized pixels; `pixels` itself when the size is unchanged.
+    /// - Throws: ``MagpieError/processingFailed(reason:)`` with
+    ///   ``MagpieError/ProcessingFailureReason/invalidTargetSize(_:)`` for a non-positive size, or
+    ///   ``MagpieError/imageCreationFailed(reason:)`` when the output cannot be allocated.
     public static func resize(_ pixels: PixelBuffer, to size: PixelSize, filter: ResamplingFilter = .lanczos3) throws -> PixelBuffer {
         guard size.width > 0, size.height > 0 else {
             throw MagpieError.processingFailed(reason: .invalidTargetSize(size))
@@ -187,13 +195,19 @@ public enum ImageResampler {
 
 extension PixelSize {
     /// This size scaled to fit inside `box`, keeping the aspect ratio (never larger than `box`, at least 1x1).
+    /// Scales up as well as down; sides are rounded to the nearest pixel.
+    ///
+    /// - Parameter box: The size to fit in; both sides should be positive.
     public func fitting(in box: PixelSize) -> PixelSize {
         let factor = min(Double(box.width) / Double(width), Double(box.height) / Double(height))
         return PixelSize(width: max(1, Int((Double(width) * factor).rounded())),
                          height: max(1, Int((Double(height) * factor).rounded())))
     }
 
-    /// This size scaled to cover `box`, keeping the aspect ratio.
+    /// This size scaled to cover `box`, keeping the aspect ratio (at least as large as `box` on both sides,
+    /// at least 1x1). Scales up as well as down; sides are rounded to the nearest pixel.
+    ///
+    /// - Parameter box: The size to cover; both sides should be positive.
     public func filling(_ box: PixelSize) -> PixelSize {
         let factor = max(Double(box.width) / Double(width), Double(box.height) / Double(height))
         return PixelSize(width: max(1, Int((Double(width) * factor).rounded())),
@@ -202,12 +216,25 @@ extension PixelSize {
 }
 
 extension Image {
-    /// Every frame resized to exactly `size`.
+    /// Every frame resized to exactly `size` (the aspect ratio may change); durations are kept.
+    ///
+    /// - Parameters:
+    ///   - size: The output size in pixels.
+    ///   - filter: The resampling kernel (default ``ResamplingFilter/lanczos3``).
+    /// - Throws: ``MagpieError/processingFailed(reason:)`` with
+    ///   ``MagpieError/ProcessingFailureReason/invalidTargetSize(_:)`` for a non-positive size.
     public func resized(to size: PixelSize, filter: ResamplingFilter = .lanczos3) throws -> Image {
         try mapFrames { try ImageResampler.resize($0, to: size, filter: filter) }
     }
 
     /// Every frame resized to fit inside `box` keeping the aspect ratio; never enlarged unless `upscale`.
+    ///
+    /// - Parameters:
+    ///   - box: The size to fit in, in pixels.
+    ///   - upscale: Enlarge images smaller than `box` too (default false: they are returned unchanged).
+    ///   - filter: The resampling kernel (default ``ResamplingFilter/lanczos3``).
+    /// - Throws: ``MagpieError/processingFailed(reason:)`` with
+    ///   ``MagpieError/ProcessingFailureReason/invalidTargetSize(_:)`` for a non-positive `box`.
     public func resized(toFit box: PixelSize, upscale: Bool = false, filter: ResamplingFilter = .lanczos3) throws -> Image {
         guard box.width > 0, box.height > 0 else {
             throw MagpieError.processingFailed(reason: .invalidTargetSize(box))

@@ -12,9 +12,9 @@ import Glibc
 public enum ResamplingFilter: String, Sendable, CaseIterable, Codable {
     /// Nearest neighbour: fastest, blocky. For pixel art.
     case nearest
-    /// Box (area average).
+    /// Box (area average): good for large reductions, soft when enlarging.
     case box
-    /// Triangle (bilinear).
+    /// Triangle (bilinear): fast, slightly soft.
     case bilinear
     /// Mitchell–Netravali cubic (B = C = 1/3): smooth, little ringing.
     case mitchell

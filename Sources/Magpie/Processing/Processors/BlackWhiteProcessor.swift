@@ -10,11 +10,16 @@ public struct BlackWhiteProcessor: ImageProcessor {
     /// Creates the processor.
     public init() {}
 
+    /// The text form, `gray`, whatever alias was parsed; ``ImageProcessorSpec/parse(_:)`` reads it back.
     public var identifier: String { "gray" }
 
     /// The greyscale image, every frame alike.
     ///
-    /// - Throws: decoding errors for bad data.
+    /// - Parameters:
+    ///   - item: An image, or bytes that are decoded first with `options`.
+    ///   - options: The retrieval's options; only the decoding settings are used.
+    /// - Returns: The processed image (never nil).
+    /// - Throws: ``MagpieError/decodingFailed(reason:)`` for data that does not decode.
     public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
         try processImage(item, options: options) { image in
             try image.mapFrames { try PixelMath.map($0, Luma()) }

@@ -8,7 +8,7 @@ import Foundation
 /// blend modes of the W3C Compositing and Blending spec. `B(Cb, Cs)` below is the result for
 /// backdrop colour Cb and image colour Cs, channels in 0...1.
 public enum BlendMode: String, Sendable, CaseIterable {
-    /// Cs: the image covers the backdrop.
+    /// Cs: the image covers the backdrop (plain alpha compositing).
     case normal
     /// Cb × Cs: darkens.
     case multiply
@@ -56,20 +56,33 @@ public struct BlendImageProcessor: ImageProcessor {
     public let backgroundColor: RGBAColor?
 
     /// A processor compositing the image at opacity `alpha` over `backgroundColor` with `blendMode`.
+    ///
+    /// Parameters are checked when processing, not here.
+    /// - Parameters:
+    ///   - blendMode: How image and background colours combine.
+    ///   - alpha: The image's opacity, 0...1 (default 1).
+    ///   - backgroundColor: The backdrop; nil (the default) for transparent, where only `alpha` has an effect.
     public init(blendMode: BlendMode, alpha: Double = 1, backgroundColor: RGBAColor? = nil) {
         self.blendMode = blendMode
         self.alpha = alpha
         self.backgroundColor = backgroundColor
     }
 
+    /// The text form, `blend:MODE:ALPHA`, plus `:bg=rrggbbaa` with a background, for example
+    /// `blend:multiply:1:bg=ffffffff`; ``ImageProcessorSpec/parse(_:)`` reads it back.
     public var identifier: String {
         "blend:\(blendMode.specName):\(DecimalText.format(alpha))" + (backgroundColor.map { ":bg=\($0.hex)" } ?? "")
     }
 
     /// The composited image, every frame alike.
     ///
-    /// - Throws: `ProcessingFailureReason.invalidParameter` when `alpha` is outside 0...1;
-    ///   decoding errors for bad data.
+    /// - Parameters:
+    ///   - item: An image, or bytes that are decoded first with `options`.
+    ///   - options: The retrieval's options; only the decoding settings are used.
+    /// - Returns: The processed image (never nil).
+    /// - Throws: ``MagpieError/processingFailed(reason:)`` with
+    ///   ``MagpieError/ProcessingFailureReason/invalidParameter(processor:message:)``
+    ///   when `alpha` is outside 0...1; ``MagpieError/decodingFailed(reason:)`` for data that does not decode.
     public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
         guard (0...1).contains(alpha) else {
             throw MagpieError.processingFailed(

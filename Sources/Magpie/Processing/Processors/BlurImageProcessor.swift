@@ -16,16 +16,24 @@ public struct BlurImageProcessor: ImageProcessor {
     public let blurRadius: Double
 
     /// A processor blurring with standard deviation `blurRadius` pixels.
+    ///
+    /// - Parameter blurRadius: The Gaussian's standard deviation in pixels, ≥ 0; checked when processing.
     public init(blurRadius: Double) {
         self.blurRadius = blurRadius
     }
 
+    /// The text form, `blur:R`, for example `blur:4` or `blur:2.5`; ``ImageProcessorSpec/parse(_:)`` reads it back.
     public var identifier: String { "blur:\(DecimalText.format(blurRadius))" }
 
     /// The blurred image, every frame alike.
     ///
-    /// - Throws: `ProcessingFailureReason.invalidParameter` for a negative or non-finite radius;
-    ///   decoding errors for bad data.
+    /// - Parameters:
+    ///   - item: An image, or bytes that are decoded first with `options`.
+    ///   - options: The retrieval's options; only the decoding settings are used.
+    /// - Returns: The processed image (never nil).
+    /// - Throws: ``MagpieError/processingFailed(reason:)`` with
+    ///   ``MagpieError/ProcessingFailureReason/invalidParameter(processor:message:)``
+    ///   for a negative or non-finite radius; ``MagpieError/decodingFailed(reason:)`` for data that does not decode.
     public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
         guard blurRadius.isFinite, blurRadius >= 0 else {
             throw MagpieError.processingFailed(

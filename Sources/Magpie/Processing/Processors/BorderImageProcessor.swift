@@ -16,6 +16,12 @@ public struct Border: Sendable, Hashable {
     public var roundingCorners: RectCorner
 
     /// A border description.
+    ///
+    /// - Parameters:
+    ///   - color: The line colour (default opaque black).
+    ///   - lineWidth: The line width in pixels (default 4); must not be negative.
+    ///   - radius: The corner radius the border follows (default 0: square corners).
+    ///   - roundingCorners: The corners that are rounded (default all).
     public init(
         color: RGBAColor = .black, lineWidth: Double = 4, radius: CornerRadius = .point(0),
         roundingCorners: RectCorner = .all
@@ -34,11 +40,15 @@ public struct BorderImageProcessor: ImageProcessor {
     /// The border drawn.
     public let border: Border
 
-    /// A processor drawing `border`.
+    /// A processor drawing `border`; its values are checked when processing.
+    ///
+    /// - Parameter border: The line colour, width, radius and rounded corners.
     public init(border: Border) {
         self.border = border
     }
 
+    /// The text form, `border:WIDTH:rrggbbaa`, plus `:radius=R` and `:corners=…` when they differ from the defaults;
+    /// ``ImageProcessorSpec/parse(_:)`` reads it back.
     public var identifier: String {
         var text = "border:\(DecimalText.format(border.lineWidth)):\(border.color.hex)"
         if border.radius != .point(0) { text += ":radius=\(border.radius.specText)" }
@@ -48,8 +58,13 @@ public struct BorderImageProcessor: ImageProcessor {
 
     /// The image with its border, every frame alike.
     ///
-    /// - Throws: `ProcessingFailureReason.invalidParameter` for a negative line width or radius;
-    ///   decoding errors for bad data.
+    /// - Parameters:
+    ///   - item: An image, or bytes that are decoded first with `options`.
+    ///   - options: The retrieval's options; only the decoding settings are used.
+    /// - Returns: The processed image (never nil).
+    /// - Throws: ``MagpieError/processingFailed(reason:)`` with
+    ///   ``MagpieError/ProcessingFailureReason/invalidParameter(processor:message:)``
+    ///   for a negative line width or radius; ``MagpieError/decodingFailed(reason:)`` for data that does not decode.
     public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
         guard border.lineWidth.isFinite, border.lineWidth >= 0, border.radius.isValid else {
             throw MagpieError.processingFailed(

@@ -27,6 +27,13 @@ public struct ColorControlsProcessor: ImageProcessor {
     public let inputEV: Double
 
     /// A processor applying the given adjustments; (0, 1, 1, 0) leaves images unchanged.
+    ///
+    /// The ranges are checked when processing, not here.
+    /// - Parameters:
+    ///   - brightness: Added to every channel, -1...1.
+    ///   - contrast: Scale of the distance from mid-grey, ≥ 0.
+    ///   - saturation: 0 grey, 1 unchanged, above 1 more colourful.
+    ///   - inputEV: Exposure in stops, -20...20.
     public init(brightness: Double, contrast: Double, saturation: Double, inputEV: Double) {
         self.brightness = brightness
         self.contrast = contrast
@@ -34,6 +41,8 @@ public struct ColorControlsProcessor: ImageProcessor {
         self.inputEV = inputEV
     }
 
+    /// The text form, `color:B:C:S:EV`, for example `color:0.1:1.2:1:0`; ``ImageProcessorSpec/parse(_:)`` reads it
+    /// back.
     public var identifier: String {
         "color:" + [brightness, contrast, saturation, inputEV].map { DecimalText.format($0) }.joined(separator: ":")
     }
@@ -49,8 +58,14 @@ public struct ColorControlsProcessor: ImageProcessor {
 
     /// The adjusted image, every frame alike.
     ///
-    /// - Throws: `ProcessingFailureReason.invalidParameter` for parameters outside their
-    ///   ranges (see the properties; `inputEV` within -20...20); decoding errors for bad data.
+    /// - Parameters:
+    ///   - item: An image, or bytes that are decoded first with `options`.
+    ///   - options: The retrieval's options; only the decoding settings are used.
+    /// - Returns: The processed image (never nil).
+    /// - Throws: ``MagpieError/processingFailed(reason:)`` with
+    ///   ``MagpieError/ProcessingFailureReason/invalidParameter(processor:message:)``
+    ///   for parameters outside their ranges (see the properties; `inputEV` within -20...20);
+    ///   ``MagpieError/decodingFailed(reason:)`` for data that does not decode.
     public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
         if let problem {
             throw MagpieError.processingFailed(reason: .invalidParameter(processor: identifier, message: problem))

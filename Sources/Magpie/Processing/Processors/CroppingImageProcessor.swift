@@ -12,7 +12,11 @@ public struct CropAnchor: Sendable, Hashable {
     /// Vertical position, 0 (top) ... 1 (bottom).
     public var y: Double
 
-    /// An anchor at fractions `x`, `y`.
+    /// An anchor at fractions `x`, `y`; a crop processor refuses values outside 0...1.
+    ///
+    /// - Parameters:
+    ///   - x: Horizontal position, 0 (left) ... 1 (right).
+    ///   - y: Vertical position, 0 (top) ... 1 (bottom).
     public init(x: Double, y: Double) {
         self.x = x
         self.y = y
@@ -56,11 +60,17 @@ public struct CroppingImageProcessor: ImageProcessor {
     public let anchor: CropAnchor
 
     /// A processor keeping `size` pixels around `anchor`.
+    ///
+    /// - Parameters:
+    ///   - size: The rectangle kept, in pixels; positive, clamped to the image when larger.
+    ///   - anchor: Where the rectangle sits (default ``CropAnchor/center``).
     public init(size: PixelSize, anchor: CropAnchor = .center) {
         self.size = size
         self.anchor = anchor
     }
 
+    /// The text form, `crop:WxH:ANCHOR`, the anchor as its name (`center`, `topleft`, …) or as `X,Y`;
+    /// ``ImageProcessorSpec/parse(_:)`` reads it back.
     public var identifier: String {
         let name = CropAnchor.named.first { $0.1 == anchor }?.0
             ?? "\(DecimalText.format(anchor.x)),\(DecimalText.format(anchor.y))"
@@ -69,8 +79,14 @@ public struct CroppingImageProcessor: ImageProcessor {
 
     /// The cropped image, every frame alike.
     ///
-    /// - Throws: `ProcessingFailureReason.invalidParameter` for a non-positive size or an anchor
-    ///   outside 0...1; decoding errors for bad data.
+    /// - Parameters:
+    ///   - item: An image, or bytes that are decoded first with `options`.
+    ///   - options: The retrieval's options; only the decoding settings are used.
+    /// - Returns: The processed image (never nil).
+    /// - Throws: ``MagpieError/processingFailed(reason:)`` with
+    ///   ``MagpieError/ProcessingFailureReason/invalidParameter(processor:message:)``
+    ///   for a non-positive size or an anchor outside 0...1; ``MagpieError/decodingFailed(reason:)`` for data that does
+    ///   not decode.
     public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
         guard size.width > 0, size.height > 0 else {
             throw MagpieError.processingFailed(reason: .invalidParameter(processor: identifier, message: "size must be positive"))

@@ -14,15 +14,24 @@ public struct DownsamplingImageProcessor: ImageProcessor {
     public let size: PixelSize
 
     /// A processor making images that fit inside `size`.
+    ///
+    /// - Parameter size: The box in pixels; both sides positive (checked when processing).
     public init(size: PixelSize) {
         self.size = size
     }
 
+    /// The text form, `downsample:WxH`; ``ImageProcessorSpec/parse(_:)`` reads it back.
     public var identifier: String { "downsample:\(size)" }
 
-    /// The downsampled image.
+    /// The downsampled image; an image already inside `size` is returned unchanged.
     ///
-    /// - Throws: `ProcessingFailureReason.invalidParameter` for a non-positive size; decoding errors for bad data.
+    /// - Parameters:
+    ///   - item: An image, or bytes that are decoded first with `options`.
+    ///   - options: The retrieval's options; only the decoding settings are used.
+    /// - Returns: The processed image (never nil).
+    /// - Throws: ``MagpieError/processingFailed(reason:)`` with
+    ///   ``MagpieError/ProcessingFailureReason/invalidParameter(processor:message:)``
+    ///   for a non-positive size; ``MagpieError/decodingFailed(reason:)`` for data that does not decode.
     public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
         guard size.width > 0, size.height > 0 else {
             throw MagpieError.processingFailed(reason: .invalidParameter(processor: identifier, message: "size must be positive"))

@@ -39,15 +39,22 @@ public struct FlipImageProcessor: ImageProcessor {
     public let direction: FlipDirection
 
     /// A processor mirroring in `direction`.
+    ///
+    /// - Parameter direction: Horizontal, vertical or both.
     public init(_ direction: FlipDirection) {
         self.direction = direction
     }
 
+    /// The text form, `flip:h`, `flip:v` or `flip:hv`; ``ImageProcessorSpec/parse(_:)`` reads it back.
     public var identifier: String { "flip:\(direction.specName)" }
 
     /// The mirrored image, every frame alike.
     ///
-    /// - Throws: decoding errors for bad data.
+    /// - Parameters:
+    ///   - item: An image, or bytes that are decoded first with `options`.
+    ///   - options: The retrieval's options; only the decoding settings are used.
+    /// - Returns: The processed image (never nil).
+    /// - Throws: ``MagpieError/decodingFailed(reason:)`` for data that does not decode.
     public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
         try processImage(item, options: options) { image in
             try image.mapFrames { try Self.flip($0, direction) }

@@ -6,8 +6,8 @@ import Foundation
 
 /// Mixes a colour into the image where the image is: colour becomes
 /// `image × fraction + overlay × (1 − fraction)`, alpha kept (1 is the original, 0 all overlay
-/// colour). An overlay with alpha below 255 weighs proportionally less. Kingfisher's
-/// `OverlayImageProcessor`. Text form: `overlay:RRGGBBAA[:FRACTION]`.
+/// colour). An overlay with alpha below 255 weighs proportionally less.
+/// Text form: `overlay:RRGGBBAA[:FRACTION]`.
 public struct OverlayImageProcessor: ImageProcessor {
     /// The colour mixed in.
     public let overlay: RGBAColor
@@ -15,17 +15,27 @@ public struct OverlayImageProcessor: ImageProcessor {
     public let fraction: Double
 
     /// A processor mixing `overlay` into the image, keeping `fraction` of the original colour.
+    ///
+    /// - Parameters:
+    ///   - overlay: The colour mixed in; its alpha scales its weight.
+    ///   - fraction: How much of the original colour stays, 0...1 (default 0.5); checked when processing.
     public init(overlay: RGBAColor, fraction: Double = 0.5) {
         self.overlay = overlay
         self.fraction = fraction
     }
 
+    /// The text form, `overlay:rrggbbaa:FRACTION`; ``ImageProcessorSpec/parse(_:)`` reads it back.
     public var identifier: String { "overlay:\(overlay.hex):\(DecimalText.format(fraction))" }
 
     /// The image with the overlay mixed in, every frame alike.
     ///
-    /// - Throws: `ProcessingFailureReason.invalidParameter` when `fraction` is outside 0...1;
-    ///   decoding errors for bad data.
+    /// - Parameters:
+    ///   - item: An image, or bytes that are decoded first with `options`.
+    ///   - options: The retrieval's options; only the decoding settings are used.
+    /// - Returns: The processed image (never nil).
+    /// - Throws: ``MagpieError/processingFailed(reason:)`` with
+    ///   ``MagpieError/ProcessingFailureReason/invalidParameter(processor:message:)``
+    ///   when `fraction` is outside 0...1; ``MagpieError/decodingFailed(reason:)`` for data that does not decode.
     public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
         guard (0...1).contains(fraction) else {
             throw MagpieError.processingFailed(

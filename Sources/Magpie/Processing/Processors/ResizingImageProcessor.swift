@@ -35,7 +35,7 @@ public enum ContentMode: String, Sendable {
 
 /// Resizes images to a reference size with Lanczos-3, stretching, fitting or filling.
 ///
-/// Enlarging is allowed; `.aspectFill` does not crop (combine with `CroppingImageProcessor`
+/// Enlarging is allowed; ``ContentMode/aspectFill`` does not crop (combine with ``CroppingImageProcessor``
 /// for that). Text form: `resize:WxH[:none|fit|fill]`, for example `resize:256x256:fit`.
 public struct ResizingImageProcessor: ImageProcessor {
     /// The size the result is measured against, in pixels.
@@ -44,16 +44,28 @@ public struct ResizingImageProcessor: ImageProcessor {
     public let mode: ContentMode
 
     /// A processor resizing to `referenceSize` with `mode`.
+    ///
+    /// - Parameters:
+    ///   - referenceSize: The size in pixels the result is measured against; positive (checked when processing).
+    ///   - mode: Stretch (``ContentMode/none``, the default), fit or fill.
     public init(referenceSize: PixelSize, mode: ContentMode = .none) {
         self.referenceSize = referenceSize
         self.mode = mode
     }
 
+    /// The text form, `resize:WxH:MODE` with MODE `none`, `fit` or `fill`; ``ImageProcessorSpec/parse(_:)`` reads it
+    /// back.
     public var identifier: String { "resize:\(referenceSize):\(mode.specName)" }
 
     /// The resized image, every frame alike.
     ///
-    /// - Throws: `ProcessingFailureReason.invalidParameter` for a non-positive size; decoding errors for bad data.
+    /// - Parameters:
+    ///   - item: An image, or bytes that are decoded first with `options`.
+    ///   - options: The retrieval's options; only the decoding settings are used.
+    /// - Returns: The processed image (never nil).
+    /// - Throws: ``MagpieError/processingFailed(reason:)`` with
+    ///   ``MagpieError/ProcessingFailureReason/invalidParameter(processor:message:)``
+    ///   for a non-positive size; ``MagpieError/decodingFailed(reason:)`` for data that does not decode.
     public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
         guard referenceSize.width > 0, referenceSize.height > 0 else {
             throw MagpieError.processingFailed(reason: .invalidParameter(processor: identifier, message: "size must be positive"))

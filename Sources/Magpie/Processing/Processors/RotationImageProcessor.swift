@@ -11,6 +11,8 @@ public struct RotationImageProcessor: ImageProcessor {
     public let degrees: Int
 
     /// A processor rotating by `degrees` clockwise.
+    ///
+    /// - Parameter degrees: A multiple of 90 (checked when processing); negative values turn counter-clockwise.
     public init(degrees: Int) {
         self.degrees = degrees
     }
@@ -18,12 +20,19 @@ public struct RotationImageProcessor: ImageProcessor {
     /// `degrees` brought into 0..<360 (-90 is 270).
     var normalizedDegrees: Int { (degrees % 360 + 360) % 360 }
 
+    /// The text form, `rotate:D` with D brought into 0..<360, so `-90` gives `rotate:270`;
+    /// ``ImageProcessorSpec/parse(_:)`` reads it back.
     public var identifier: String { "rotate:\(normalizedDegrees)" }
 
     /// The rotated image, every frame alike.
     ///
-    /// - Throws: `ProcessingFailureReason.invalidParameter` when `degrees` is not a multiple of 90;
-    ///   decoding errors for bad data.
+    /// - Parameters:
+    ///   - item: An image, or bytes that are decoded first with `options`.
+    ///   - options: The retrieval's options; only the decoding settings are used.
+    /// - Returns: The processed image (never nil).
+    /// - Throws: ``MagpieError/processingFailed(reason:)`` with
+    ///   ``MagpieError/ProcessingFailureReason/invalidParameter(processor:message:)``
+    ///   when `degrees` is not a multiple of 90; ``MagpieError/decodingFailed(reason:)`` for data that does not decode.
     public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
         let turns = normalizedDegrees / 90
         guard normalizedDegrees % 90 == 0 else {

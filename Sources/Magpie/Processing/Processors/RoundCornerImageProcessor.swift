@@ -6,11 +6,11 @@ import Foundation
 
 /// The radius of rounded corners: in pixels or as a fraction of the image's width or height.
 public enum CornerRadius: Sendable, Hashable {
-    /// A radius in pixels.
+    /// A radius in pixels (text form `R`, for example `round:12`).
     case point(Double)
-    /// A fraction of the image width (0.5 on a square image makes a circle).
+    /// A fraction of the image width (0.5 on a square image makes a circle); text form `N%`, so `50%` is 0.5.
     case widthFraction(Double)
-    /// A fraction of the image height.
+    /// A fraction of the image height; text form `N%h`, so `25%h` is 0.25.
     case heightFraction(Double)
 
     /// The radius in pixels for an image of `width` x `height`.
@@ -34,7 +34,7 @@ public struct RectCorner: OptionSet, Sendable, Hashable {
     /// The corners as bits (topLeft 1, topRight 2, bottomLeft 4, bottomRight 8).
     public let rawValue: Int
 
-    /// Creates a set from its bits.
+    /// Creates a set from its bits (see ``rawValue``); other bits are kept but mean nothing.
     public init(rawValue: Int) {
         self.rawValue = rawValue
     }
@@ -55,7 +55,7 @@ public struct RectCorner: OptionSet, Sendable, Hashable {
 ///
 /// Pixels outside the rounded rectangle become transparent, or with `backgroundColor` the
 /// whole image is composited over that colour. Text form:
-/// `round:R[:size=WxH][:corners=tl,tr,bl,br][:bg=RRGGBBAA]` with R in pixels or `N%` of the width.
+/// `round:R[:size=WxH][:corners=tl,tr,bl,br][:bg=RRGGBBAA]` with R in pixels, `N%` of the width or `N%h` of the height.
 public struct RoundCornerImageProcessor: ImageProcessor {
     /// The corner radius, resolved against the (target) size.
     public let cornerRadius: CornerRadius
@@ -67,6 +67,12 @@ public struct RoundCornerImageProcessor: ImageProcessor {
     public let backgroundColor: RGBAColor?
 
     /// A processor rounding `roundingCorners` with `cornerRadius`.
+    ///
+    /// - Parameters:
+    ///   - cornerRadius: The radius, in pixels or relative to the (target) size; must not be negative.
+    ///   - targetSize: When set, images are first scaled to cover it and centre-cropped; default nil.
+    ///   - roundingCorners: The corners rounded (default all).
+    ///   - backgroundColor: When set, composite the result over it instead of keeping transparent corners.
     public init(
         cornerRadius: CornerRadius, targetSize: PixelSize? = nil, roundingCorners: RectCorner = .all,
         backgroundColor: RGBAColor? = nil
@@ -78,6 +84,12 @@ public struct RoundCornerImageProcessor: ImageProcessor {
     }
 
     /// A processor rounding with a radius of `cornerRadius` pixels.
+    ///
+    /// - Parameters:
+    ///   - cornerRadius: The radius in pixels; must not be negative.
+    ///   - targetSize: When set, images are first scaled to cover it and centre-cropped; default nil.
+    ///   - roundingCorners: The corners rounded (default all).
+    ///   - backgroundColor: When set, composite the result over it instead of keeping transparent corners.
     public init(
         cornerRadius: Double, targetSize: PixelSize? = nil, roundingCorners: RectCorner = .all,
         backgroundColor: RGBAColor? = nil
@@ -86,6 +98,8 @@ public struct RoundCornerImageProcessor: ImageProcessor {
                   backgroundColor: backgroundColor)
     }
 
+    /// The text form, `round:R`, plus `:size=WxH`, `:corners=…` and `:bg=rrggbbaa` when set;
+    /// ``ImageProcessorSpec/parse(_:)`` reads it back.
     public var identifier: String {
         var text = "round:\(cornerRadius.specText)"
         if let targetSize { text += ":size=\(targetSize)" }
@@ -96,8 +110,14 @@ public struct RoundCornerImageProcessor: ImageProcessor {
 
     /// The rounded image, every frame alike.
     ///
-    /// - Throws: `ProcessingFailureReason.invalidParameter` for a negative radius or a non-positive
-    ///   target size; decoding errors for bad data.
+    /// - Parameters:
+    ///   - item: An image, or bytes that are decoded first with `options`.
+    ///   - options: The retrieval's options; only the decoding settings are used.
+    /// - Returns: The processed image (never nil).
+    /// - Throws: ``MagpieError/processingFailed(reason:)`` with
+    ///   ``MagpieError/ProcessingFailureReason/invalidParameter(processor:message:)``
+    ///   for a negative radius or a non-positive target size; ``MagpieError/decodingFailed(reason:)`` for data that
+    ///   does not decode.
     public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
         guard cornerRadius.isValid else {
             throw MagpieError.processingFailed(reason: .invalidParameter(processor: identifier, message: "radius must be a non-negative number"))

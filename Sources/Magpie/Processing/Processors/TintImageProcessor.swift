@@ -6,21 +6,28 @@ import Foundation
 
 /// Paints `tint` over the image at the tint's alpha, only where the image is (source-atop):
 /// colour becomes `tint × a + colour × (1 − a)` with `a` the tint's alpha, and the image's
-/// alpha is kept. Kingfisher's `TintImageProcessor`. Text form: `tint:RRGGBBAA`.
+/// alpha is kept. Text form: `tint:RRGGBBAA`.
 public struct TintImageProcessor: ImageProcessor {
     /// The colour painted over the image; its alpha is how strongly.
     public let tint: RGBAColor
 
     /// A processor tinting with `tint`.
+    ///
+    /// - Parameter tint: The colour; alpha 0 leaves images unchanged, 255 paints them flat.
     public init(tint: RGBAColor) {
         self.tint = tint
     }
 
+    /// The text form, `tint:rrggbbaa`; ``ImageProcessorSpec/parse(_:)`` reads it back.
     public var identifier: String { "tint:\(tint.hex)" }
 
     /// The tinted image, every frame alike.
     ///
-    /// - Throws: decoding errors for bad data.
+    /// - Parameters:
+    ///   - item: An image, or bytes that are decoded first with `options`.
+    ///   - options: The retrieval's options; only the decoding settings are used.
+    /// - Returns: The processed image (never nil).
+    /// - Throws: ``MagpieError/decodingFailed(reason:)`` for data that does not decode.
     public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
         let colour = PixelMath.unit(tint)
         let mix = ColourMix(added: colour * colour.w, kept: 1 - colour.w)
