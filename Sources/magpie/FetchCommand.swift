@@ -72,7 +72,15 @@ struct FetchCommand: AsyncParsableCommand {
         if forceRefresh { options.append(.forceRefresh) }
         if onlyFromCache { options.append(.onlyFromCache) }
         if revalidate { options.append(.revalidate) }
-        if let outDirectory { try FileManager.default.createDirectory(atPath: outDirectory, withIntermediateDirectories: true) }
+        if let outDirectory {
+            do {
+                try FileManager.default.createDirectory(atPath: outDirectory, withIntermediateDirectories: true)
+            } catch {
+                report(["error": "cannot create \(outDirectory): \(fileErrorReason(error, path: outDirectory))"],
+                       line: "fetch: cannot create the folder \(outDirectory): \(fileErrorReason(error, path: outDirectory))")
+                throw ExitCode(1)
+            }
+        }
 
         let output = Output(json: json, outDirectory: outDirectory, processed: processor != nil || downsample != nil)
         let chosen = options

@@ -61,8 +61,9 @@ func fileErrorReason(_ error: any Error, path: String) -> String {
         return "is a directory"
     }
     let nsError = error as NSError
-    if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-        return String(cString: strerror(Int32(underlying.code)))
+    if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? any Error {
+        let posix = underlying as NSError
+        if posix.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(posix.code))) }
     }
     if nsError.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(nsError.code))) }
     return nsError.localizedDescription.replacingOccurrences(of: "The operation could not be completed. ", with: "")

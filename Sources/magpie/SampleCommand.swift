@@ -20,10 +20,20 @@ struct SampleCommand: ParsableCommand {
     func run() throws {
         global.bootstrapLogging()
         let folder = URL(fileURLWithPath: directory)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            printError("sample: cannot create the folder \(directory): \(fileErrorReason(error, path: directory))")
+            throw ExitCode(1)
+        }
         for sample in try SampleImages.files() {
             let path = folder.appendingPathComponent(sample.name).path
-            try sample.data.write(to: URL(fileURLWithPath: path), options: .atomic)
+            do {
+                try sample.data.write(to: URL(fileURLWithPath: path), options: .atomic)
+            } catch {
+                printError("sample: cannot write \(path): \(fileErrorReason(error, path: path))")
+                throw ExitCode(1)
+            }
             print(json ? jsonLine(["path": path, "format": sample.data.mg.imageFormat.rawValue, "bytes": sample.data.count]) : path)
         }
     }

@@ -141,9 +141,14 @@ public final class ImageManager: Sendable {
     ) async throws -> RetrieveImageResult {
         let options = parse(options)
         do {
-            return try await retrieve(source, originalSource: source, options: options, progress: progress)
+            let result = try await retrieve(source, originalSource: source, options: options, progress: progress)
+            logger.debug("retrieved", metadata: [
+                "key": "\(source.cacheKey)", "from": "\(result.cacheType)", "revalidated": "\(result.revalidated)",
+            ])
+            return result
         } catch {
             let first = Self.magpieError(error, source: source)
+            logger.debug("retrieval failed", metadata: ["key": "\(source.cacheKey)", "error": "\(first)"])
             guard !first.isCancellation, !options.alternativeSources.isEmpty else { throw first }
             for alternative in options.alternativeSources {
                 do {

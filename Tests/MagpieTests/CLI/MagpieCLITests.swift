@@ -75,4 +75,74 @@ struct MagpieCLITests {
         #expect(cleaned["removedExpired"] as? Int == 1 && cleaned["entries"] as? Int == 2 && cleaned["bytes"] as? Int == 500)
         #expect(try run("clear")["entries"] as? Int == 0)
     }
+
+    @Test
+    func sampleJSONNamesEveryFileWithItsSniffedFormatAndAnUnwritableFolderExitsOneWithOneLine() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try magpie(["sample", "--json", folder.path])
+        #expect(run.status == 0)
+        let objects = run.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(objects.count == 7)
+        let formats = Dictionary(uniqueKeysWithValues: objects.map {
+            (URL(fileURLWithPath: $0["path"] as? String ?? "").lastPathComponent, $0["format"] as? String ?? "")
+        })
+        #expect(formats["spinner.webp"] == "webp" && formats["spinner.png"] == "png" && formats["truncated.jpg"] == "jpeg")
+        for object in objects {
+            let size = try FileManager.default.attributesOfItem(atPath: object["path"] as? String ?? "")[.size] as? Int
+            #expect(size == object["bytes"] as? Int)
+        }
+
+        let file = folder.appendingPathComponent("photo.jpg").path
+        let failed = try magpie(["sample", file + "/inside"])
+        #expect(failed.status == 1)
+        #expect(failed.stderr == "sample: cannot create the folder \(file)/inside: Not a directory\n")
+    }
+
+    @Test
+    func failuresPrintOneLineNamingTheFileAndWhy() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let missing = folder.appendingPathComponent("missing.png").path
+        let convert = try magpie(["convert", missing, folder.appendingPathComponent("out.png").path])
+        #expect(convert.status == 1)
+        #expect(convert.stderr == "\(missing): cannot read \(missing): No such file or directory\n")
+
+        let info = try magpie(["info", folder.path])
+        #expect(info.status == 1)
+        #expect(info.stderr == "\(folder.path): cannot read \(folder.path): is a directory\n")
+
+        // A cache folder that cannot be made: one line, exit 1, also with --json.
+        let blocker = folder.appendingPathComponent("file")
+        try Data("x".utf8).write(to: blocker)
+        let cache = try magpie(["cache", "stats", "--cache-dir", blocker.path])
+        #expect(cache.status == 1)
+        #expect(cache.stderr.split(separator: "\n").count == 1 && cache.stderr.hasPrefix("cache: "))
+        let cacheJSON = try magpie(["cache", "stats", "--json", "--cache-dir", blocker.path])
+        #expect(cacheJSON.status == 1)
+        let object = try JSONSerialization.jsonObject(with: Data(cacheJSON.stdout.utf8)) as? [String: Any]
+        #expect((object?["error"] as? String)?.contains("cannot create cache directory") == true)
+    }
+
+    @Test
+    func globalOptionsWorkBeforeOrAfterTheSubcommandAndVerboseLogsTheLibraryToStderr() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        _ = try magpie(["sample", folder.path])
+        let cacheRoot = folder.appendingPathComponent("caches").path
+        let photo = folder.appendingPathComponent("badge.png").path
+
+        let quiet = try magpie(["fetch", "--cache-dir", cacheRoot, photo])
+        #expect(quiet.status == 0)
+        #expect(quiet.stderr.isEmpty)
+        let verbose = try magpie(["-vv", "--cache-dir", cacheRoot, "fetch", photo])
+        #expect(verbose.status == 0)
+        #expect(verbose.stderr.contains("debug magpie.manager") && verbose.stderr.contains("retrieved"))
+        #expect(verbose.stdout.contains("from the disk cache"), "--cache-dir before the subcommand reached it")
+        let stats = try magpie(["--no-color", "cache", "stats", "--json", "--cache-dir", cacheRoot])
+        let object = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any]
+        #expect(object?["entries"] as? Int == 1)
+    }
 }
