@@ -47,7 +47,8 @@ struct DemoCommand: AsyncParsableCommand {
         let cacheRoot = global.cacheDirectory.map { URL(fileURLWithPath: $0) } ?? out.appendingPathComponent("cache")
         let style = global.style(for: .standardOutput)
         let quiet = json
-        let say: @Sendable (String) -> Void = { line in if !quiet { print(line) } }
+        // Unbuffered, so step lines (stdout) and progress lines (stderr) stay in order when piped together.
+        let say: @Sendable (String) -> Void = { line in if !quiet { Terminal.write(line + "\n", to: .standardOutput) } }
         let samples: [DemoSample]
         let origin: ImageOrigin
         for folder in [out, cacheRoot] {
@@ -83,9 +84,9 @@ struct DemoCommand: AsyncParsableCommand {
         try? await run.downloader.shutdown()
         let elapsed = Units.ms(ContinuousClock.now - started)
         if json {
-            print(jsonLine(report.json(ms: elapsed)))
+            Terminal.write(jsonLine(report.json(ms: elapsed)) + "\n", to: .standardOutput)
         } else {
-            for line in report.lines(style: style, ms: elapsed) { print(line) }
+            for line in report.lines(style: style, ms: elapsed) { say(line) }
         }
         if !report.problems.isEmpty {
             for problem in report.problems { printError("demo: \(problem)") }

@@ -83,6 +83,7 @@ struct DemoRun: Sendable {
             ResizingImageProcessor(referenceSize: PixelSize(width: 128, height: 128), mode: .aspectFill),
             BlackWhiteProcessor(),
         ]
+        // Paced by the origin (DemoSamples.pacedQuery), so the three arrive while the download runs.
         let wide = url(samples.first { $0.name == "wide.jpg" }!)
         await withTaskGroup(of: Void.self) { group in
             for variant in variants {

@@ -22,6 +22,8 @@ struct DemoSample: Sendable {
 enum DemoSamples {
     /// The slow route's pacing: 16 kB every 80 ms (about a second for the slow photo).
     static let slowQuery = "?chunk=16384&delay=80"
+    /// Paced so the burst's callers all arrive while the one download runs (about 200 ms), however loaded the machine.
+    static let pacedQuery = "?chunk=65536&delay=50"
 
     static func make() throws -> [DemoSample] {
         let registry = ImageCoderRegistry.shared
@@ -41,7 +43,8 @@ enum DemoSamples {
             sample(
                 "wide.jpg", "JPEG 2400x800, progressive",
                 try registry.encode(try SampleImages.photo(width: 2400, height: 800, variant: 1), as: .jpeg,
-                                    options: .init(quality: 85, progressive: true))),
+                                    options: .init(quality: 85, progressive: true)),
+                path: "/slow/wide.jpg" + pacedQuery),
             sample("portrait.png", "PNG 600x900", try registry.encode(try SampleImages.photo(width: 600, height: 900, variant: 2), as: .png)),
             sample("badge.png", "PNG 256x256, translucent", try registry.encode(try SampleImages.badge(size: 256), as: .png)),
             sample("spinner.gif", "GIF 96x96, 8 frames", try registry.encode(animation, as: .gif)),
@@ -54,7 +57,8 @@ enum DemoSamples {
             sample("corrupt.jpg", "JPEG cut in half (corrupt)", jpeg.prefix(jpeg.count / 2), corrupt: true),
             sample(
                 "poster.jpg", "JPEG 1024x1536",
-                try registry.encode(try SampleImages.photo(width: 1024, height: 1536, variant: 4), as: .jpeg, options: .init(quality: 85))),
+                try registry.encode(try SampleImages.photo(width: 1024, height: 1536, variant: 4), as: .jpeg, options: .init(quality: 85)),
+                path: "/slow/poster.jpg" + pacedQuery),
         ]
     }
 

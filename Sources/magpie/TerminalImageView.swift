@@ -59,7 +59,8 @@ final class TerminalImageView: ImageTarget {
         let renderer = HalfBlockRenderer(mode: settings.mode)
         let rows = HalfBlockRenderer.rows(forHeight: image.height)
         // Cursor-up stops at the top of the screen: a frame taller than the terminal would smear.
-        let fits = rows < Terminal.rows(of: .standardOutput)
+        // Lines wider than the terminal wrap and would smear the same way.
+        let fits = rows < Terminal.rows(of: .standardOutput) && image.width <= Terminal.columns(of: .standardOutput)
         guard image.isAnimated, settings.animates, settings.loops > 0, fits else {
             Terminal.write(renderer.text(image.pixels), to: .standardOutput)
             return

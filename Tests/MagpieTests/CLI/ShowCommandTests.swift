@@ -107,7 +107,8 @@ struct ShowCommandTests {
         let url = origin.url("/slow/noise.png?chunk=16384&delay=60")
         let common = ["show", "--cache-dir", folder.path, "--width", "40", url]
 
-        let first = try await terminal(common)
+        // Wide enough that "loading URL  NN% NNN KB" is never cut, whenever the spinner ticks.
+        let first = try await terminal(common, columns: 200)
         #expect(first.status == 0)
         let spinner = try #require(first.output.range(of: "loading \(url)"))
         let image = try #require(first.output.range(of: "\(Self.escape)[38;2;"))

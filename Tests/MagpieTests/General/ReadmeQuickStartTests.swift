@@ -4,9 +4,10 @@ import Testing
 
 import Magpie
 
-/// The README's quick start, compiled and run against a local origin (only the URL differs).
+/// The README's quick start, copied here with a local origin, its own manager and its own cache folder
+/// (so it neither touches the network nor the user's cache): it must compile and do what the README says.
 struct ReadmeQuickStartTests {
-    @Test func readmeQuickStartRunsAsWritten() async throws {
+    @Test func readmeQuickStartCompilesAndBehavesAsDescribedAgainstALocalOrigin() async throws {
         let origin = try await OriginFixture.start()
         defer { Task { await origin.stop() } }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("magpie-readme-\(UUID().uuidString)")
