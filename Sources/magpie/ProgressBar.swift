@@ -13,6 +13,8 @@ final class ProgressBar: Sendable {
         var skipped = 0
         var failed = 0
         var lastDrawn: ContinuousClock.Instant?
+        /// How many items were done when the last line was drawn.
+        var lastDrawnDone = -1
         /// True while the bar's line is on screen without a newline after it.
         var shown = false
         var finished = false
@@ -60,7 +62,8 @@ final class ProgressBar: Sendable {
         state.withLock { state in
             guard !state.finished else { return }
             state.finished = true
-            draw(&state, final: true)
+            // A plain line already showing the final count is not repeated.
+            if interactive || state.lastDrawnDone != state.done { draw(&state, final: true) }
             if interactive { Terminal.write("\n", to: stream) }
             state.shown = false
         }
@@ -86,6 +89,7 @@ final class ProgressBar: Sendable {
 
     private func draw(_ state: inout State, final: Bool) {
         state.lastDrawn = .now
+        state.lastDrawnDone = state.done
         let elapsed = Self.seconds(ContinuousClock.now - started)
         let rate = elapsed > 0.05 || (final && elapsed > 0) ? Double(state.done) / elapsed : 0
         if interactive {
