@@ -111,31 +111,21 @@ struct DemoCommand: AsyncParsableCommand {
 
         say(style.bold("3. again") + ", same manager: from memory")
         await run.retrieve(run.mainSet, manager: first, phase: .memory)
-        say("   " + describe(run.tally(.memory)))
+        say("   " + run.tally(.memory).summary)
 
         let second = run.makeManager()
         say(style.bold("4. new manager") + " on the same folder (as a new process would): from disk")
         await run.retrieve(run.mainSet, manager: second, phase: .disk)
-        say("   " + describe(run.tally(.disk)))
+        say("   " + run.tally(.disk).summary)
 
         run.origin.setAsset(try DemoSamples.changedBadge(), forName: "badge.png")
         say(style.bold("5. revalidate") + " (badge.png changed upstream): conditional requests with the stored ETags")
         await run.retrieve(run.mainSet, manager: second, phase: .revalidate, options: [.revalidate], concurrently: true)
-        say("   " + describe(run.tally(.revalidate)))
+        say("   " + run.tally(.revalidate).summary)
 
         let thumbs = out.appendingPathComponent("thumbs")
         let written = try await run.writeThumbnails(manager: second, to: thumbs)
         say(style.bold("6. thumbnails") + ": \(written.count) files in \(thumbs.path)")
         return DemoReport(run: run, managers: [first, second], thumbnails: written)
-    }
-
-    private func describe(_ tally: (memory: Int, disk: Int, network: Int, revalidated: Int, skipped: Int, failed: Int)) -> String {
-        var parts: [String] = []
-        if tally.memory > 0 { parts.append("\(tally.memory) from memory") }
-        if tally.disk > 0 { parts.append("\(tally.disk) from disk") }
-        if tally.network > 0 { parts.append("\(tally.network) downloaded") }
-        if tally.revalidated > 0 { parts.append("\(tally.revalidated) confirmed by 304") }
-        if tally.failed > 0 { parts.append("\(tally.failed) failed") }
-        return parts.joined(separator: ", ")
     }
 }

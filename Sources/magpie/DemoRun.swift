@@ -140,8 +140,8 @@ struct DemoRun: Sendable {
     }
 
     /// How the records of `phase` ended: counts by cache layer and failures.
-    func tally(_ phase: DemoPhase) -> (memory: Int, disk: Int, network: Int, revalidated: Int, skipped: Int, failed: Int) {
-        var tally = (memory: 0, disk: 0, network: 0, revalidated: 0, skipped: 0, failed: 0)
+    func tally(_ phase: DemoPhase) -> DemoTally {
+        var tally = DemoTally()
         for record in ledger.all where record.phase == phase.rawValue {
             switch record.outcome {
             case .image(let cacheType, let revalidated, _):
@@ -156,5 +156,21 @@ struct DemoRun: Sendable {
             }
         }
         return tally
+    }
+}
+
+/// How the retrievals of one demo step ended.
+struct DemoTally {
+    var memory = 0, disk = 0, network = 0, revalidated = 0, skipped = 0, failed = 0
+
+    /// `9 from memory, 1 failed`: the non-zero counts in words.
+    var summary: String {
+        var parts: [String] = []
+        if memory > 0 { parts.append("\(memory) from memory") }
+        if disk > 0 { parts.append("\(disk) from disk") }
+        if network > 0 { parts.append("\(network) downloaded") }
+        if revalidated > 0 { parts.append("\(revalidated) confirmed by 304") }
+        if failed > 0 { parts.append("\(failed) failed") }
+        return parts.joined(separator: ", ")
     }
 }
