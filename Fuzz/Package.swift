@@ -8,6 +8,7 @@ let package = Package(
     dependencies: [.package(name: "Magpie", path: "..")],
     targets: [
         .executableTarget(name: "DecodeFuzzer", dependencies: [.product(name: "Magpie", package: "Magpie")]),
+        .executableTarget(name: "SpecFuzzer", dependencies: [.product(name: "Magpie", package: "Magpie")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -40,6 +40,9 @@ public enum ImageResampler {
     }
 
     private static func convolve(_ pixels: PixelBuffer, to size: PixelSize, filter: ResamplingFilter) throws -> PixelBuffer {
+        // The output first: a target too large to allocate (`resize:6111111111110x4622`, found by the
+        // spec fuzzer) must be a typed error before the weight tables and rows are sized by it.
+        var output = try PixelBuffer.uninitialized(width: size.width, height: size.height)
         let opaque = pixels.isOpaque
         let columns = Contributions(source: pixels.width, destination: size.width, filter: filter)
         let rows = Contributions(source: pixels.height, destination: size.height, filter: filter)
@@ -77,7 +80,6 @@ public enum ImageResampler {
 
         // Vertical pass: whole intermediate rows are scaled and summed into one accumulator
         // row, so memory is read sequentially rather than a row apart per tap.
-        var output = try PixelBuffer.uninitialized(width: size.width, height: size.height)
         output.withUnsafeMutableBytes { raw in
             let dst = raw.bindMemory(to: UInt8.self)
             var accumulator = [SIMD4<Float>](repeating: .zero, count: size.width)

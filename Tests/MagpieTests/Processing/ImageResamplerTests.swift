@@ -17,6 +17,18 @@ struct ImageResamplerTests {
         }
     }
 
+    /// Found by `scripts/fuzz --target spec`: the weight table was sized by the target before the
+    /// output was allocated, so an absurd target crashed the process instead of throwing.
+    @Test func resizeToAnUnallocatableSizeIsATypedErrorNotACrash() throws {
+        let image = try Image(width: 9, height: 7, rgba: [UInt8](repeating: 200, count: 9 * 7 * 4))
+        for size in [PixelSize(width: 6_111_111_111_110, height: 4622), PixelSize(width: 4622, height: 6_111_111_111_110),
+                     PixelSize(width: 1 << 40, height: 1 << 40)] {
+            #expect(throws: MagpieError.self) { _ = try image.resized(to: size) }
+        }
+        let chain = try ImageProcessorSpec.parse("resize:6111111111110x4622:none|round:8")
+        #expect(throws: MagpieError.self) { _ = try chain.process(item: .image(image), options: MagpieParsedOptions([])) }
+    }
+
     @Test func transparentNeighboursDoNotDarkenEdges() throws {
         // Left half opaque white, right half fully transparent *black*: straight-alpha
         // averaging would give grey edge pixels; premultiplied resampling keeps them white.
