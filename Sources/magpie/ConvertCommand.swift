@@ -74,8 +74,7 @@ struct ConvertCommand: ParsableCommand {
             } catch {
                 throw CLIError("cannot write \(output): \(fileErrorReason(error, path: output))")
             }
-            let ms = Double((ContinuousClock.now - start).components.attoseconds) / 1e15
-                + Double((ContinuousClock.now - start).components.seconds) * 1000
+            let ms = Units.ms(ContinuousClock.now - start)
             if json {
                 print(jsonLine([
                     "input": input, "output": output, "format": outputFormat!.rawValue, "width": image.width,

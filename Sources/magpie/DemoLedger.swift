@@ -12,7 +12,7 @@ struct DemoRecord: Sendable {
         case failed(MagpieError)
     }
 
-    let phase: String
+    let phase: DemoPhase
     let name: String
     let outcome: Outcome
     /// Wall time of the retrieval; nil when the phase could not time it (prefetcher outcomes).
@@ -69,7 +69,7 @@ final class DemoLedger: Sendable {
                     disk.misses += 1
                     network.hit(bytes: 0, ms: record.ms)
                     // A revalidation that got a new body instead of a 304.
-                    if record.phase == DemoPhase.revalidate.rawValue { revalidation.misses += 1 }
+                    if record.phase == .revalidate { revalidation.misses += 1 }
                 }
                 if revalidated { revalidation.hit(bytes: 0, ms: record.ms) }
             case .skipped(let cacheType):
@@ -95,10 +95,6 @@ final class DemoLedger: Sendable {
 }
 
 /// The demo's steps, in order.
-enum DemoPhase: String, Sendable, CaseIterable {
-    case prefetch = "prefetch"
-    case burst = "burst"
-    case memory = "again"
-    case disk = "new process"
-    case revalidate = "revalidate"
+enum DemoPhase: Sendable {
+    case prefetch, burst, memory, disk, revalidate
 }

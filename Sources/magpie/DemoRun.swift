@@ -58,15 +58,15 @@ struct DemoRun: Sendable {
             case .completed(_, let result):
                 bar.record(.completed)
                 ledger.add(DemoRecord(
-                    phase: DemoPhase.prefetch.rawValue, name: name,
+                    phase: .prefetch, name: name,
                     outcome: .image(cacheType: result.cacheType, revalidated: result.revalidated, decodedBytes: result.image.cost),
                     ms: result.downloadMetrics.map { Units.ms($0.total) }))
             case .skipped(_, let cacheType):
                 bar.record(.skipped)
-                ledger.add(DemoRecord(phase: DemoPhase.prefetch.rawValue, name: name, outcome: .skipped(cacheType), ms: nil))
+                ledger.add(DemoRecord(phase: .prefetch, name: name, outcome: .skipped(cacheType), ms: nil))
             case .failed(_, let error):
                 bar.record(.failed)
-                ledger.add(DemoRecord(phase: DemoPhase.prefetch.rawValue, name: name, outcome: .failed(error), ms: nil))
+                ledger.add(DemoRecord(phase: .prefetch, name: name, outcome: .failed(error), ms: nil))
             }
         }
         bar.finish()
@@ -120,7 +120,7 @@ struct DemoRun: Sendable {
         } catch {
             outcome = .failed(error as? MagpieError ?? .requestFailed(reason: .cancelled(url(sample))))
         }
-        ledger.add(DemoRecord(phase: phase.rawValue, name: sample.name, outcome: outcome, ms: Units.ms(ContinuousClock.now - started)))
+        ledger.add(DemoRecord(phase: phase, name: sample.name, outcome: outcome, ms: Units.ms(ContinuousClock.now - started)))
     }
 
     /// Step 6: each sample's processed image from `manager`'s memory, encoded as the cache stores
@@ -142,7 +142,7 @@ struct DemoRun: Sendable {
     /// How the records of `phase` ended: counts by cache layer and failures.
     func tally(_ phase: DemoPhase) -> DemoTally {
         var tally = DemoTally()
-        for record in ledger.all where record.phase == phase.rawValue {
+        for record in ledger.all where record.phase == phase {
             switch record.outcome {
             case .image(let cacheType, let revalidated, _):
                 if revalidated { tally.revalidated += 1 }

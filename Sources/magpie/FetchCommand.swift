@@ -54,15 +54,12 @@ struct FetchCommand: AsyncParsableCommand {
 
     func run() async throws {
         global.bootstrapLogging()
-        let directory = global.cacheRoot
-        let cache = ImageCache(name: name, diskConfig: DiskStorage.Config(name: name, directory: directory))
+        let cache = global.openCache(named: name)
         if let error = cache.diskError {
             report(["error": "\(error)"], line: "fetch: \(error)")
             throw ExitCode(1)
         }
-        var configuration = ImageDownloader.Configuration()
-        configuration.downloadTimeout = .milliseconds(Int(timeout * 1000))
-        let downloader = ImageDownloader(name: "cli", configuration: configuration)
+        let downloader = global.makeDownloader(timeout: timeout)
         let manager = ImageManager(downloader: downloader, cache: cache)
         // The process exits right after: disk writes must be finished before a result is reported.
         var options: [MagpieOption] = [.waitForCache]
@@ -121,8 +118,7 @@ private struct Output: Sendable {
         do {
             let url = try FetchCommand.url(from: text)
             let result = try await manager.retrieveImage(with: url, options: options)
-            let elapsed = ContinuousClock.now - started
-            let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+            let ms = Units.ms(ContinuousClock.now - started)
             if let outDirectory { try write(result, url: url, key: manager.cacheKey(for: .network(url)), cache: cache, to: outDirectory) }
             let bytes = result.downloadMetrics?.bytesReceived ?? 0
             report([

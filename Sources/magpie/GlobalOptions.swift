@@ -19,6 +19,23 @@ struct GlobalOptions: ParsableArguments {
         cacheDirectory.map { URL(fileURLWithPath: $0) } ?? DiskStorage.Config.defaultDirectory
     }
 
+    /// The cache `name` below `cacheRoot` (memory-only, with `diskError` set, when the folder cannot be used).
+    func openCache(named name: String) -> ImageCache {
+        ImageCache(name: name, diskConfig: DiskStorage.Config(name: name, directory: cacheRoot))
+    }
+
+    /// The CLI's downloader: `timeout` seconds per download, body included; `concurrency` parallel
+    /// downloads overall and per host when given (the library's defaults otherwise).
+    func makeDownloader(timeout: Double, concurrency: Int? = nil) -> ImageDownloader {
+        var configuration = ImageDownloader.Configuration()
+        configuration.downloadTimeout = .milliseconds(Int(timeout * 1000))
+        if let concurrency {
+            configuration.maximumConcurrentDownloads = concurrency
+            configuration.maximumConcurrentDownloadsPerHost = concurrency
+        }
+        return ImageDownloader(name: "cli", configuration: configuration)
+    }
+
     /// The log level `--verbose` asks for; errors only without it.
     var logLevel: Logger.Level {
         switch verbose {

@@ -86,17 +86,13 @@ struct PrefetchCommand: AsyncParsableCommand {
             }
         }
 
-        let cache = ImageCache(name: name, diskConfig: DiskStorage.Config(name: name, directory: global.cacheRoot))
+        let cache = global.openCache(named: name)
         if let error = cache.diskError {
             printError("prefetch: \(error)")
             throw ExitCode(1)
         }
-        var configuration = ImageDownloader.Configuration()
-        configuration.downloadTimeout = .milliseconds(Int(timeout * 1000))
         // --concurrency is the number of parallel downloads, also to a single host.
-        configuration.maximumConcurrentDownloads = concurrency
-        configuration.maximumConcurrentDownloadsPerHost = concurrency
-        let downloader = ImageDownloader(name: "cli", configuration: configuration)
+        let downloader = global.makeDownloader(timeout: timeout, concurrency: concurrency)
         let manager = ImageManager(downloader: downloader, cache: cache)
         var options: [MagpieOption] = []
         if let processor = try processorOption(processor) { options.append(.processor(processor)) }

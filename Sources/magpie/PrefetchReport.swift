@@ -80,8 +80,7 @@ struct PrefetchReport {
 
     /// Milliseconds since the prefetch started, to a tenth.
     private func milliseconds() -> Double {
-        let elapsed = ContinuousClock.now - started
-        let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        let ms = Units.ms(ContinuousClock.now - started)
         return (ms * 10).rounded() / 10
     }
 }

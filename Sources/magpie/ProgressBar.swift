@@ -90,7 +90,7 @@ final class ProgressBar: Sendable {
     private func draw(_ state: inout State, final: Bool) {
         state.lastDrawn = .now
         state.lastDrawnDone = state.done
-        let elapsed = Self.seconds(ContinuousClock.now - started)
+        let elapsed = Units.ms(ContinuousClock.now - started) / 1000
         let rate = elapsed > 0.05 || (final && elapsed > 0) ? Double(state.done) / elapsed : 0
         if interactive {
             Terminal.write("\r\u{1B}[K" + barLine(state, rate: rate, elapsed: elapsed, final: final), to: stream)
@@ -133,10 +133,6 @@ final class ProgressBar: Sendable {
 
     private static func padded(_ text: String, to width: Int) -> String {
         String(repeating: " ", count: max(0, width - text.count)) + text
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// `4s`, `2m05s`, `1h02m`.

@@ -68,11 +68,9 @@ struct ShowCommand: AsyncParsableCommand {
         } catch {
             throw fail(with: "\(error)")
         }
-        let cache = ImageCache(name: name, diskConfig: DiskStorage.Config(name: name, directory: global.cacheRoot))
+        let cache = global.openCache(named: name)
         if let error = cache.diskError { throw fail(with: "\(error)") }
-        var configuration = ImageDownloader.Configuration()
-        configuration.downloadTimeout = .milliseconds(Int(timeout * 1000))
-        let downloader = ImageDownloader(name: "cli", configuration: configuration)
+        let downloader = global.makeDownloader(timeout: timeout)
 
         let color = global.usesColor(on: .standardOutput)
         let view = TerminalImageView(settings: .init(
