@@ -88,6 +88,9 @@ public enum MagpieError: Error, Sendable, CustomStringConvertible {
         case invalidParameter(processor: String, message: String)
         /// The processor returned no image for its input.
         case processorFailed(identifier: String)
+        /// The processor would make an image bigger than the retrieval's ``ImageDecodingLimits`` allow
+        /// (`size` per frame, `frames` frames); nothing was allocated.
+        case outputTooLarge(processor: String, size: PixelSize, frames: Int, maxPixelsPerFrame: Int, maxTotalBytes: Int)
     }
 
     /// Why a cache operation failed.
@@ -204,6 +207,9 @@ extension MagpieError.ProcessingFailureReason: CustomStringConvertible {
         case .invalidSpecification(let spec, let message): "invalid processor \"\(spec)\": \(message)"
         case .invalidParameter(let processor, let message): "\(processor): \(message)"
         case .processorFailed(let identifier): "processor \(identifier) produced no image"
+        case .outputTooLarge(let processor, let size, let frames, let maxPixels, let maxBytes):
+            "processor \(processor) would make a \(size) image\(frames > 1 ? " × \(frames) frames" : ""), over the limits "
+                + "(\(maxPixels) pixels per frame, \(maxBytes) bytes in all)"
         }
     }
 }

@@ -61,6 +61,21 @@ extension ImageProcessor {
             try DefaultImageProcessor.default.process(item: item, options: options).flatMap(body)
         }
     }
+
+    /// Refuses to make an image of `size` with `frameCount` frames when it would break the retrieval's decoding limits
+    /// (``ImageDecodingLimits``): those bound every image the pipeline holds, so a text form such as
+    /// `resize:90000x90000` from an untrusted caller fails with a typed error before any memory is taken.
+    func checkOutputSize(_ size: PixelSize, frameCount: Int, options: MagpieParsedOptions) throws {
+        let limits = options.effectiveDecodingOptions.limits
+        let (pixels, pixelOverflow) = size.width.multipliedReportingOverflow(by: size.height)
+        let (frameBytes, byteOverflow) = pixels.multipliedReportingOverflow(by: 4)
+        let (totalBytes, totalOverflow) = frameBytes.multipliedReportingOverflow(by: max(frameCount, 1))
+        if pixelOverflow || byteOverflow || totalOverflow || pixels > limits.maxPixelsPerFrame || totalBytes > limits.maxTotalBytes {
+            throw MagpieError.processingFailed(reason: .outputTooLarge(
+                processor: identifier, size: size, frames: frameCount,
+                maxPixelsPerFrame: limits.maxPixelsPerFrame, maxTotalBytes: limits.maxTotalBytes))
+        }
+    }
 }
 
 infix operator |>: AdditionPrecedence

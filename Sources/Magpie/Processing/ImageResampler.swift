@@ -202,8 +202,8 @@ extension PixelSize {
     /// - Parameter box: The size to fit in; both sides should be positive.
     public func fitting(in box: PixelSize) -> PixelSize {
         let factor = min(Double(box.width) / Double(width), Double(box.height) / Double(height))
-        return PixelSize(width: max(1, Int((Double(width) * factor).rounded())),
-                         height: max(1, Int((Double(height) * factor).rounded())))
+        return PixelSize(width: Self.side(Double(width) * factor),
+                         height: Self.side(Double(height) * factor))
     }
 
     /// This size scaled to cover `box`, keeping the aspect ratio (at least as large as `box` on both sides,
@@ -212,8 +212,16 @@ extension PixelSize {
     /// - Parameter box: The size to cover; both sides should be positive.
     public func filling(_ box: PixelSize) -> PixelSize {
         let factor = max(Double(box.width) / Double(width), Double(box.height) / Double(height))
-        return PixelSize(width: max(1, Int((Double(width) * factor).rounded())),
-                         height: max(1, Int((Double(height) * factor).rounded())))
+        return PixelSize(width: Self.side(Double(width) * factor),
+                         height: Self.side(Double(height) * factor))
+    }
+
+    /// A scaled side rounded to whole pixels, at least 1 and saturating at 2^62 instead of trapping: a box such as
+    /// `1x9000000000000000000` (a legal text form) scales the other side past `Int.max`, and the processors' size limit
+    /// refuses it with a typed error afterwards.
+    private static func side(_ scaled: Double) -> Int {
+        guard scaled.isFinite else { return 1 << 62 }
+        return max(1, Int(min(scaled.rounded(), Double(1 << 62))))
     }
 }
 

@@ -71,7 +71,9 @@ public struct ResizingImageProcessor: ImageProcessor {
             throw MagpieError.processingFailed(reason: .invalidParameter(processor: identifier, message: "size must be positive"))
         }
         return try processImage(item, options: options) { image in
-            try image.resized(to: targetSize(for: image.pixelSize))
+            let size = targetSize(for: image.pixelSize)
+            try checkOutputSize(size, frameCount: image.frames.count, options: options)
+            return try image.resized(to: size)
         }
     }
 

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+@testable import Magpie
+
+/// Processors that can enlarge an image are bound by the retrieval's decoding limits, so a text form from an
+/// untrusted caller (the CLI, the future proxy) cannot ask for a multi-gigabyte frame.
+struct ProcessingLimitTests {
+    static func isOutputTooLarge(_ error: MagpieError) -> Bool {
+        if case .processingFailed(reason: .outputTooLarge) = error { return true }
+        return false
+    }
+
+    func process(_ spec: String, _ image: Image, options: MagpieParsedOptions = MagpieParsedOptions([])) throws -> Image? {
+        try ImageProcessorSpec.parse(spec).process(item: .image(image), options: options)
+    }
+
+    @Test func resizeOverTheDefaultPixelLimitIsRefusedWithATypedError() throws {
+        let image = Image(pixels: try TestImages.gradient(width: 9, height: 7))
+        // 20,000 × 20,000 = 400 MP, over the default 100 MP per frame (and 1.6 GB: Linux would likely grant it).
+        let error = try #require(throws: MagpieError.self) { try process("resize:20000x20000", image) }
+        #expect(Self.isOutputTooLarge(error))
+        #expect(error.description.contains("resize:20000x20000:none"))
+        #expect(error.description.contains("100000000 pixels per frame"))
+    }
+
+    @Test func theLimitComesFromTheRetrievalsDecodingOptions() throws {
+        let image = Image(pixels: try TestImages.gradient(width: 9, height: 7))
+        let tight = MagpieParsedOptions([.decodingOptions(ImageDecodingOptions(limits: ImageDecodingLimits(maxPixelsPerFrame: 10_000)))])
+        #expect(try process("resize:100x100", image, options: tight)?.width == 100)
+        let error = try #require(throws: MagpieError.self) { try process("resize:101x100", image, options: tight) }
+        #expect(Self.isOutputTooLarge(error))
+    }
+
+    @Test func totalBytesCountEveryFrameOfAnAnimation() throws {
+        let frame = try TestImages.gradient(width: 9, height: 7)
+        let animation = try Image(frames: Array(repeating: ImageFrame(pixels: frame, duration: .milliseconds(50)), count: 10))
+        // 100 × 100 × 4 bytes × 10 frames = 400,000 bytes: one frame fits the budget, ten do not.
+        let options = MagpieParsedOptions([.decodingOptions(ImageDecodingOptions(limits: ImageDecodingLimits(maxTotalBytes: 300_000)))])
+        #expect(try process("resize:100x100", Image(pixels: frame), options: options) != nil)
+        let error = try #require(throws: MagpieError.self) { try process("resize:100x100", animation, options: options) }
+        #expect(Self.isOutputTooLarge(error))
+        #expect(error.description.contains("10 frames"))
+    }
+
+    @Test(arguments: ["resize:1x9000000000000000000:fill", "resize:9000000000000000000x9000000000000000000:fit",
+                      "round:2:size=1x9000000000000000000"])
+    func anAstronomicalSizeIsATypedErrorNotAnOverflowTrap(spec: String) throws {
+        let image = Image(pixels: try TestImages.gradient(width: 9, height: 7))
+        let error = try #require(throws: MagpieError.self) { try process(spec, image) }
+        #expect(Self.isOutputTooLarge(error))
+    }
+
+    @Test func roundIntoATargetChecksTheIntermediateCoverToo() throws {
+        // A 1×1000 strip covering 1000×1000 would first be scaled to 1000×1,000,000 (1 G pixels).
+        let strip = Image(pixels: try TestImages.gradient(width: 1, height: 1000))
+        let error = try #require(throws: MagpieError.self) { try process("round:4:size=1000x1000", strip) }
+        #expect(Self.isOutputTooLarge(error))
+    }
+
+    @Test func fillingSaturatesInsteadOfOverflowing() {
+        let huge = PixelSize(width: 9, height: 7).filling(PixelSize(width: 1, height: 9_000_000_000_000_000_000))
+        #expect(huge.width == 1 << 62)
+    }
+}
