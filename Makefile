@@ -1,5 +1,5 @@
 # Shortcuts; each target is one script in scripts/.
-.PHONY: demo test bench fuzz
+.PHONY: demo test bench fuzz sanitize
 demo:
 	scripts/demo
 test:
@@ -8,3 +8,5 @@ bench:
 	scripts/bench
 fuzz:
 	scripts/fuzz
+sanitize:
+	scripts/sanitize

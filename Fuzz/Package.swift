@@ -7,8 +7,9 @@ let package = Package(
     name: "MagpieFuzz",
     dependencies: [.package(name: "Magpie", path: "..")],
     targets: [
-        .executableTarget(name: "DecodeFuzzer", dependencies: [.product(name: "Magpie", package: "Magpie")]),
-        .executableTarget(name: "SpecFuzzer", dependencies: [.product(name: "Magpie", package: "Magpie")]),
+        .target(name: "FuzzDriver"),
+        .executableTarget(name: "DecodeFuzzer", dependencies: ["FuzzDriver", .product(name: "Magpie", package: "Magpie")]),
+        .executableTarget(name: "SpecFuzzer", dependencies: ["FuzzDriver", .product(name: "Magpie", package: "Magpie")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import FuzzDriver
 import Magpie
 
 /// A small two-frame image with translucent pixels: big enough for every processor to do real
@@ -12,6 +13,11 @@ let sample: Image = {
     }
     return try! Image(frames: frames, loopCount: 0)
 }()
+
+/// Limits far below the defaults (100 MP per frame) so that a legal but huge upscale is refused
+/// rather than spending seconds under AddressSanitizer; the limit check itself is what is fuzzed.
+let fuzzOptions = MagpieParsedOptions([.decodingOptions(ImageDecodingOptions(limits: ImageDecodingLimits(
+    maxPixelsPerFrame: 1_000_000, maxTotalBytes: 16 << 20, maxFrameCount: 100)))])
 
 /// Every input is a processor spec (`--processor`, and later the proxy's URL). A spec that parses
 /// must round-trip through its identifier and must process the sample or fail with a typed
@@ -34,7 +40,7 @@ public func fuzzSpec(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         fatalError("identifier \(processor.identifier) of \(text.debugDescription) does not parse: \(error)")
     }
     do {
-        _ = try processor.process(item: .image(sample), options: MagpieParsedOptions([]))
+        _ = try processor.process(item: .image(sample), options: fuzzOptions)
     } catch is MagpieError {
         // Bad parameters and refused allocations are typed errors: expected.
     } catch {
@@ -43,19 +49,8 @@ public func fuzzSpec(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     return 0
 }
 
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt
-
-/// SwiftPM links the executable with `--defsym main=SpecFuzzer_main`: hand control to libFuzzer's driver.
+/// SwiftPM links the executable with `--defsym main=SpecFuzzer_main`.
 @_cdecl("SpecFuzzer_main")
-public func specFuzzerMain(
-    _ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
-) -> CInt {
-    var count = argc
-    var vector = argv
-    return LLVMFuzzerRunDriver(&count, &vector) { fuzzSpec($0, $1) }
+public func specFuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    runLibFuzzer(argc, argv) { fuzzSpec($0, $1) }
 }

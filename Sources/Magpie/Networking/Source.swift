@@ -35,8 +35,10 @@ extension Resource {
     ///
     /// - Returns: The source; unsupported schemes still give ``Source/network(_:)`` and fail when downloaded.
     public func convertToSource() -> Source {
-        // The common case first, without building the URL's string (this runs on every memory hit).
-        if let scheme = downloadURL.scheme, scheme == "https" || scheme == "http" { return .network(self) }
+        // The common case first (this runs on every memory hit): the URL keeps its text, while `scheme` re-parses it
+        // (a sixth of a manager memory hit, measured with perf). Any other spelling takes the general path below.
+        let text = downloadURL.absoluteString.utf8
+        if text.starts(with: "https:".utf8) || text.starts(with: "http:".utf8) { return .network(self) }
         // A data URL's default key is its hash, not the URL text; only a key the caller chose carries over.
         let customKey = cacheKey == downloadURL.absoluteString ? nil : cacheKey
         if let provider = dataProvider(for: downloadURL, cacheKey: customKey) { return .provider(provider) }
