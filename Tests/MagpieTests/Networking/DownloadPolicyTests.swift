@@ -173,7 +173,7 @@ struct DownloadPolicyTests {
             let strategy = DelayRetryStrategy(maxRetryCount: 5, retryInterval: .seconds(30))
             let url = URL(string: origin.url("/status/503"))!
             let task = Task { try await downloader.downloadData(with: url, options: ImageDownloadOptions(retryStrategy: strategy)) }
-            for _ in 0..<100 where origin.requestCount(path: "/status/503") == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            for _ in 0..<1000 where origin.requestCount(path: "/status/503") == 0 { try await Task.sleep(for: .milliseconds(10)) }
             let started = ContinuousClock.now
             task.cancel()
             let error = await magpieError { try await task.value }
@@ -247,13 +247,13 @@ struct DownloadPolicyTests {
             downloader.delegate = order
             // Holds the only slot until every other download is queued.
             let blocker = Task { try await downloader.downloadData(with: URL(string: origin.url("/stall/pic.png?n=blocker"))!) }
-            for _ in 0..<100 where order.paths.all.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+            for _ in 0..<2000 where order.paths.all.isEmpty { try await Task.sleep(for: .milliseconds(5)) }  // up to 10 s on a loaded machine
             var queued: [Task<ImageDataResult, any Error>] = []
             for (name, priority) in [("low", 0.1), ("high", 0.9), ("mid", 0.5), ("high2", 0.9)] {
                 queued.append(Task {
                     try await downloader.downloadData(with: URL(string: origin.url("/img/pic.png?n=\(name)"))!, options: ImageDownloadOptions(priority: priority))
                 })
-                for _ in 0..<100 where downloader.queuedDownloadCount < queued.count { try await Task.sleep(for: .milliseconds(5)) }
+                for _ in 0..<2000 where downloader.queuedDownloadCount < queued.count { try await Task.sleep(for: .milliseconds(5)) }  // up to 10 s on a loaded machine
             }
             blocker.cancel()
             for task in queued { _ = try await task.value }
