@@ -112,6 +112,30 @@ extension PNGCoderTests {
 }
 
 extension PNGCoderTests {
+    /// Found by fuzzing the corpus (a 57-byte file from libspng's crash set): libpng 1.6.39 allocated and cleared the
+    /// 1 GiB an sCAL chunk declared, in spite of the chunk malloc cap — a memory bomb per decode. A walk over the chunk
+    /// lengths ahead of libpng now refuses the file before libpng reads it.
+    @Test func chunkLongerThanTheFileIsRefusedBeforeLibpngAllocatesIt() throws {
+        var file = PNGChunks.signature
+        PNGChunks.write("IHDR", Data([0, 0, 0, 1, 0, 0, 0, 1, 1, 3, 0, 0, 0]), to: &file)
+        file.append(contentsOf: [0x3F, 0xFF, 0xFF, 0xFF] + Array("sCAL".utf8) + Array(repeating: 0, count: 12))
+        let before = Self.peakRSSKiB()
+        let error = try #require(throws: MagpieError.self) { try coder.decode(file, options: .default) }
+        #expect(error.decodingReason?.isTruncated == true)
+        #expect(error.description.contains("sCAL declares 1073741823 bytes"), "\(error)")
+        // Without the walk the process's high-water mark rises by the whole gigabyte.
+        #expect(Self.peakRSSKiB() - before < 512 * 1024)
+    }
+
+    /// The process's peak resident set so far, in KiB.
+    static func peakRSSKiB() -> Int {
+        var usage = rusage()
+        getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
+        return usage.ru_maxrss
+    }
+}
+
+extension PNGCoderTests {
     /// An APNG whose IHDR declares 4294967295 x 4294967295: the size arithmetic must not
     /// overflow (a trap would crash the process); the file is refused as too large.
     @Test func apngWithMaximalDeclaredCanvasIsRefusedWithoutOverflow() throws {
