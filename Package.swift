@@ -1,5 +1,11 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
+
+// ThreadSanitizer cannot see Synchronization.Mutex on Linux, so `scripts/sanitize thread` sets MAGPIE_TSAN_LOCKS=1 and
+// Magpie swaps in a pthread-based lock TSan does see (Sources/Magpie/General/SanitizerMutex.swift).
+let sanitizerLocks: [SwiftSetting] =
+    ProcessInfo.processInfo.environment["MAGPIE_TSAN_LOCKS"] == "1" ? [.define("MAGPIE_TSAN_LOCKS")] : []
 
 let package = Package(
     name: "Magpie",
@@ -54,7 +60,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]
+            ],
+            swiftSettings: sanitizerLocks
         ),
         // A local image origin (Hummingbird on 127.0.0.1) that serves images and misbehaves on request:
         // used by the tests, the network benchmark and the CLI's demo.
@@ -121,7 +128,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]
+            ],
+            swiftSettings: sanitizerLocks
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,34 @@
+#if MAGPIE_TSAN_LOCKS
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Only in ThreadSanitizer builds (`scripts/sanitize thread` sets `MAGPIE_TSAN_LOCKS=1`): Synchronization's `Mutex`
+/// locks with a futex inside an uninstrumented library on Linux, so TSan sees none of its ordering and reports every
+/// access it guards as a race (a two-thread probe with one `Mutex` is enough). This lock has the same shape over
+/// `pthread_mutex_t`, which TSan intercepts, and shadows `Synchronization.Mutex` for Magpie and the modules that
+/// import it — so the run checks the locking the code actually does.
+package final class Mutex<Value>: @unchecked Sendable {
+    private var value: Value
+    private let lock: UnsafeMutablePointer<pthread_mutex_t>
+
+    /// A lock guarding `initialValue`.
+    package init(_ initialValue: Value) {
+        value = initialValue
+        lock = .allocate(capacity: 1)
+        pthread_mutex_init(lock, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(lock)
+        lock.deallocate()
+    }
+
+    /// Runs `body` with exclusive access to the value.
+    package func withLock<Result, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        return try body(&value)
+    }
+}
+#endif

@@ -1,0 +1,7 @@
+#if MAGPIE_TSAN_LOCKS
+@testable import Magpie
+
+/// In ThreadSanitizer builds the tests' own locks are Magpie's pthread-based one too (see
+/// `Sources/Magpie/General/SanitizerMutex.swift`); a declaration here wins over both imports.
+typealias Mutex = Magpie.Mutex
+#endif
