@@ -1,5 +1,5 @@
 # Shortcuts; each target is one script in scripts/.
-.PHONY: demo test bench fuzz sanitize
+.PHONY: demo test bench fuzz sanitize soak
 demo:
 	scripts/demo
 test:
@@ -10,3 +10,5 @@ fuzz:
 	scripts/fuzz
 sanitize:
 	scripts/sanitize
+soak:
+	scripts/soak

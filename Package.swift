@@ -86,14 +86,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // What the benchmarks share: the rows they write for scripts/bench's chart and targets table.
+        .target(name: "MagpieBenchSupport", path: "Benchmarks/Support"),
         .executableTarget(
             name: "magpie-bench",
-            dependencies: ["Magpie"],
+            dependencies: ["MagpieBenchSupport", "Magpie"],
             path: "Benchmarks/MagpieBenchmarks"
         ),
         .executableTarget(
             name: "magpie-proc-bench",
-            dependencies: ["Magpie"],
+            dependencies: ["MagpieBenchSupport", "Magpie"],
             path: "Benchmarks/ProcessingBenchmarks",
             exclude: ["pillow_processing.py"]
         ),
@@ -104,13 +106,19 @@ let package = Package(
         ),
         .executableTarget(
             name: "magpie-cache-bench",
-            dependencies: ["Magpie"],
+            dependencies: ["MagpieBenchSupport", "Magpie"],
             path: "Benchmarks/CacheBenchmarks"
         ),
         .executableTarget(
             name: "magpie-net-bench",
-            dependencies: ["Magpie", "MagpieOrigin"],
+            dependencies: ["MagpieBenchSupport", "Magpie", "MagpieOrigin"],
             path: "Benchmarks/NetworkBenchmarks"
+        ),
+        // The hostile-input soak: runs the built `magpie` against MagpieOrigin's misbehaving routes (scripts/soak).
+        .executableTarget(
+            name: "magpie-soak",
+            dependencies: ["Magpie", "MagpieOrigin"],
+            path: "Benchmarks/Soak"
         ),
         // Child process for DiskStorage's crash (SIGKILL) and two-process tests.
         .executableTarget(

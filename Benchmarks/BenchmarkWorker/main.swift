@@ -1,8 +1,10 @@
 // magpie-bench-worker: runs one benchmark task on one file and prints its median time
-// and peak RSS as JSON. Kept apart from magpie-bench and free of full Foundation
-// (FoundationEssentials only) so its peak RSS is what a lean Magpie process costs.
+// and peak RSS as JSON. Kept apart from magpie-bench, and importing FoundationEssentials
+// only, so its peak RSS is what a lean Magpie process costs (Magpie itself still loads full
+// Foundation: a worker that does nothing peaks at ~19 MB, almost all of it library code pages).
 //
 //   magpie-bench-worker TASK FILE RUNS      TASK: decode | thumb | raw-decode | raw-thumb
+//   magpie-bench-worker exec RUNS BASELINE... -- COMMAND...   (an external tool; see Spawn.swift)
 import CImageCodecs
 import FoundationEssentials
 import Magpie
@@ -10,9 +12,14 @@ import Magpie
 import Glibc
 #endif
 
+/// What magpie-bench reads back (one JSON line).
 struct Measurement: Codable {
     var medianMs: Double
     var peakRSSKiB: Int
+    /// `exec` only: the median time of the baseline command, already subtracted from `medianMs`.
+    var baselineMs: Double? = nil
+    /// `exec` only: this process's own peak RSS, which a child's ru_maxrss cannot go below.
+    var floorKiB: Int? = nil
 }
 
 let thumbBox = PixelSize(width: 256, height: 256)
@@ -79,8 +86,18 @@ func child(task: String, path: String, runs: Int) throws -> Measurement {
 }
 
 let arguments = CommandLine.arguments
+if arguments.count > 4, arguments[1] == "exec", let runs = Int(arguments[2]), let split = arguments.firstIndex(of: "--"),
+    split > 3, split + 1 < arguments.count
+{
+    guard let m = measureCommand(runs: runs, baseline: Array(arguments[3..<split]), command: Array(arguments[(split + 1)...])) else {
+        print("error: \(arguments[(split + 1)...].joined(separator: " ")) failed")
+        exit(1)
+    }
+    print(String(decoding: try JSONEncoder().encode(m), as: UTF8.self))
+    exit(0)
+}
 guard arguments.count == 4, let runs = Int(arguments[3]) else {
-    print("usage: magpie-bench-worker TASK FILE RUNS")
+    print("usage: magpie-bench-worker TASK FILE RUNS | exec RUNS BASELINE... -- COMMAND...")
     exit(2)
 }
 do {

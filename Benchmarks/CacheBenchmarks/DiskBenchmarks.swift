@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Magpie
+import MagpieBenchSupport
 
 /// DiskStorage figures: write throughput while filling N entries, the time to open a cache
 /// that holds them, and the latency of a hit (index lookup + read + checksum, no decode)
@@ -44,9 +45,14 @@ func runDiskBenchmarks(entries: Int) throws {
     print("|---|---|")
     print("| fill (store) throughput | \(format(writesPerSecond, decimals: 0)) writes/s |")
     print("| open with \(count) entries | median \(format(median(opens), decimals: 1)) ms (of 5) |")
-    print("| hit: index + read + CRC-32 + access update | \(format(hit, decimals: 1)) µs/op |")
-    print("| raw Data(contentsOf:) of the same files | \(format(read, decimals: 1)) µs/op |")
+    print("| hit: index + read + CRC-32 + access update | \(format(hit, decimals: 1)) µs/op (\(format(1e6 / hit, decimals: 0)) ops/s) |")
+    print("| raw Data(contentsOf:) of the same files | \(format(read, decimals: 1)) µs/op (\(format(1e6 / read, decimals: 0)) ops/s) |")
     print("| hit / raw read | \(format(hit / read, decimals: 2))× |")
+    BenchLog.ratio("cache", "disk hit (DiskStorage) vs raw file read", hit / read, note: "floor: reading the same file")
+    let openMs = median(opens)
+    if count >= 100_000 {
+        BenchLog.target("p2-open", "DiskStorage with \(count) entries", measured: format(openMs, decimals: 1) + " ms", limit: "< 1 s", met: openMs < 1000)
+    }
 }
 
 private func seconds(_ d: Duration) -> Double {
@@ -88,11 +94,15 @@ func runImageCacheBenchmark(width: Int, height: Int, rounds: Int) throws {
     let (cached, raw) = result.withLock { $0 }
     print()
     print("ImageCache disk hit vs raw decode (\(width)x\(height) JPEG q80, \(data.count) bytes, median of \(rounds))")
-    print("| measurement | µs |")
-    print("|---|---|")
-    print("| retrieveImage, disk hit (read + CRC + decode) | \(format(cached, decimals: 0)) |")
-    print("| decode of the same bytes in memory | \(format(raw, decimals: 0)) |")
-    print("| ratio | \(format(cached / raw, decimals: 2))× |")
+    print("| measurement | µs | ops/s |")
+    print("|---|---|---|")
+    print("| retrieveImage, disk hit (read + CRC + decode) | \(format(cached, decimals: 0)) | \(format(1e6 / cached, decimals: 0)) |")
+    print("| decode of the same bytes in memory | \(format(raw, decimals: 0)) | \(format(1e6 / raw, decimals: 0)) |")
+    print("| ratio | \(format(cached / raw, decimals: 2))× | |")
+    BenchLog.ratio("cache", "ImageCache disk hit vs raw decode", cached / raw, note: "floor: decoding the same bytes from memory")
+    BenchLog.target(
+        "p2-disk-hit", "retrieveImage, \(width)×\(height) JPEG (\(format(cached, decimals: 0)) µs vs \(format(raw, decimals: 0)) µs)",
+        measured: format(cached / raw, decimals: 2) + "×", limit: "≤ 1.10×", met: cached / raw <= 1.1)
 }
 
 private func microseconds(_ d: Duration) -> Double {

@@ -9,6 +9,7 @@
 import Dispatch
 import Foundation
 import Magpie
+import MagpieBenchSupport
 import Synchronization
 
 let arguments = CommandLine.arguments
@@ -143,6 +144,7 @@ func format(_ value: Double, decimals: Int) -> String {
     var scale = 1.0
     for _ in 0..<decimals { scale *= 10 }
     let rounded = (value * scale).rounded() / scale
+    if decimals == 0, abs(rounded) < 1e15 { return "\(Int(rounded))" }
     var text = "\(rounded)"
     if let dot = text.firstIndex(of: ".") {
         let fraction = text.distance(from: dot, to: text.endIndex) - 1
@@ -178,6 +180,13 @@ for threads in [1, 2] {
                 + leftPad(format(row.opsPerSecond / 1e6, decimals: 2) + " M", 14)
                 + leftPad(format(row.nsPerOp / baseline.nsPerOp, decimals: 2) + "x", 13))
     }
+    let hit = rows[0].nsPerOp / baseline.nsPerOp
+    let threadsText = threads == 1 ? "1 thread" : "\(threads) threads"
+    BenchLog.ratio("cache", "memory hit vs Dictionary + Mutex, \(threadsText)", hit, note: "floor: the least any thread-safe cache pays")
+    BenchLog.ratio("cache", "memory hit vs NSCache, \(threadsText)", rows[0].nsPerOp / rows[3].nsPerOp)
+    BenchLog.target(
+        "p2-memory-hit", "MemoryStorage hit, \(threadsText) (\(format(rows[0].nsPerOp, decimals: 1)) ns vs \(format(baseline.nsPerOp, decimals: 1)) ns)",
+        measured: format(hit, decimals: 2) + "×", limit: "≤ 3.00×", met: hit <= 3)
 }
 let storeBaseline = run("store (replace): Dictionary + Mutex", threads: 1, dictionaryStore)
 let storeRow = run("store (replace): MemoryStorage", threads: 1, memoryStore)

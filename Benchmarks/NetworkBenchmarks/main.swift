@@ -9,6 +9,7 @@
 // Prints Markdown to stdout (scripts/bench appends it to docs/BENCHMARKS.md); fails loudly on any wrong byte count.
 import Foundation
 import Magpie
+import MagpieBenchSupport
 import MagpieOrigin
 
 let arguments = CommandLine.arguments
@@ -146,14 +147,14 @@ func report(images: ImageSet, origin: ThroughputOrigin, workload: Workload, orig
     print("Every download is checked for its byte count (and, when decoded, the image size). "
         + "Median of \(runs) runs after 1 warm-up round, the rows interleaved run by run.")
     print()
-    print("| client | images/s | MB/s | Magpie/curl | wall ms | min–max ms | client CPU ms | origin CPU ms |")
+    print("| client | images/s | MB/s | time Magpie/curl | wall ms | min–max ms | client CPU ms | origin CPU ms |")
     print("|---|---|---|---|---|---|---|---|")
     let medians = samples.map { median($0.map { ms($0.wall) }) }
     let curlMedian = rows.firstIndex(of: .curl).map { medians[$0] }
     for (row, client) in rows.enumerated() {
         let wall = medians[row]
         let walls = samples[row].map { ms($0.wall) }
-        let ratio = client == .curl || client == .decode || client == .prefetchWarm ? "—" : curlMedian.map { format($0 / wall, 2) + "×" } ?? "n/a"
+        let ratio = client == .curl || client == .decode || client == .prefetchWarm ? "—" : curlMedian.map { format(wall / $0, 2) + "×" } ?? "n/a"
         let originColumn: String
         if client == .decode || client == .prefetchWarm { originColumn = "—" } else if case .nginx = origin { originColumn = format(ms(originCPU[row]) / Double(runs), 0) } else { originColumn = "in client" }
         let label = switch client {
@@ -167,8 +168,9 @@ func report(images: ImageSet, origin: ThroughputOrigin, workload: Workload, orig
         print("| \(label) | \(format(Double(count) / wall * 1000, 0)) | \(format(totalMB / wall * 1000)) | \(ratio) | \(format(wall)) "
             + "| \(format(walls.min() ?? 0))–\(format(walls.max() ?? 0)) | \(format(median(samples[row].map { ms($0.clientCPU) }), 0)) | \(originColumn) |")
     }
+    if let curlMedian { logRatios(rows: rows, medians: medians, curl: curlMedian) }
     print()
-    print("Magpie/curl = throughput ratio (curl's median wall time / the row's); curl does not decode, so the `downloadImage` ratio "
+    print("time Magpie/curl = the row's median wall time / curl's (below 1.00× Magpie is faster); curl does not decode, so the `downloadImage` ratio "
         + "shows what decoding adds, and the reference row (the same 1,000 decodes launched the same way) is its floor. Client CPU = user + system time of the client "
         + "(Magpie: the bench process; curl: the curl process), median; origin CPU = nginx's, mean per run (10 ms resolution).")
     print()
@@ -183,6 +185,27 @@ func report(images: ImageSet, origin: ThroughputOrigin, workload: Workload, orig
     print("|---|---|---|---|---|")
     print("| \(dedupe.requestsAtOrigin) (expected 1) | \(thousands(dedupe.delivered)) | \(dedupe.statistics.requestsSent) "
         + "| \(dedupe.statistics.dedupeHits) | \(format(ms(dedupe.wall))) |")
+    BenchLog.target(
+        "p3-dedupe", "1,000 concurrent downloadImage calls for one URL", measured: "\(dedupe.requestsAtOrigin) request(s) at the origin",
+        limit: "1 request", met: dedupe.requestsAtOrigin == 1)
+}
+
+/// The chart's network and prefetch bars (Magpie's wall time over curl's, lower is better) and the throughput target.
+@MainActor
+func logRatios(rows: [Part], medians: [Double], curl: Double) {
+    for (row, wall) in zip(rows, medians) {
+        switch row {
+        case .data:
+            BenchLog.ratio("network", "downloadData vs curl --parallel", wall / curl)
+            BenchLog.target(
+                "p3-network", "downloadData, \(thousands(count)) images, 16 at once", measured: format(curl / wall, 2) + "× curl's images/s",
+                limit: "≥ 1.00×", met: wall <= curl)
+        case .image: BenchLog.ratio("network", "downloadImage (+ decode) vs curl (download only)", wall / curl, note: "reference: curl does not decode")
+        case .prefetch: BenchLog.ratio("prefetch", "prefetch, empty cache vs curl download only", wall / curl, note: "reference: curl only downloads")
+        case .prefetchWarm: BenchLog.ratio("prefetch", "prefetch again, warm cache vs curl download only", wall / curl, note: "reference: curl only downloads")
+        case .decode, .curl, .dedupe: break
+        }
+    }
 }
 
 func nginxCPU(_ origin: ThroughputOrigin) -> Duration? {

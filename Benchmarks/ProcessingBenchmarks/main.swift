@@ -11,6 +11,7 @@
 // pixels; PSNR in dB between the two (target ≥ 35 dB).
 import Foundation
 import Magpie
+import MagpieBenchSupport
 
 var runs = 12
 var python: String?
@@ -82,13 +83,17 @@ if let pillow {
 }
 rows.append(Row(name: "Gaussian blur σ=10, 1600×1250", magpie: blurMs, pillow: blurPillow))
 
-print("## Processing (\(runs) runs, median)\n")
+print("### Speed (\(runs) runs, median)\n")
 print("| Operation | Magpie (ms) | Pillow (ms) | Magpie/Pillow |")
 print("|---|---:|---:|---:|")
-for row in rows {
+for (row, key) in zip(rows, ["p4-resize", "p4-blur"]) {
     let theirs = row.pillow.map { String(format: "%.1f", $0) } ?? "skipped"
     let ratio = row.pillow.map { String(format: "%.2f×", row.magpie / $0) } ?? "–"
     print("| \(row.name) | \(String(format: "%.1f", row.magpie)) | \(theirs) | \(ratio) |")
+    if let pillow = row.pillow {
+        BenchLog.ratio("processing", "\(row.name) vs Pillow", row.magpie / pillow)
+        BenchLog.target(key, row.name, measured: ratio + " Pillow", limit: "≤ 1.00×", met: row.magpie <= pillow)
+    }
 }
 print("\nMagpie's resize box-averages by whole factors first while more than 2× remains (Pillow's reducing_gap=2);")
 print("Pillow runs with its default reducing_gap=None, filtering every source pixel. The quality table shows the cost.")
@@ -97,7 +102,7 @@ if let blurPSNR { print("\nBlur output vs Pillow's GaussianBlur(10): PSNR \(Stri
 // MARK: Quality
 
 if let pillow, !files.isEmpty {
-    print("\n## Resize quality: Magpie vs Pillow LANCZOS, 256 px wide, same decoded pixels\n")
+    print("\n### Resize quality: Magpie vs Pillow LANCZOS, 256 px wide, same decoded pixels\n")
     print("| File | Size | Thumbnail | PSNR (dB) |")
     print("|---|---|---|---:|")
     for file in files {
@@ -120,7 +125,9 @@ if let pillow, !files.isEmpty {
         if run(pillow, [script, "lanczos", input, "\(pixels.width)", "\(pixels.height)", mode, "\(size.width)", "\(size.height)", output]) != nil,
             let theirs = FileManager.default.contents(atPath: output)
         {
-            cell = String(format: "%.1f", psnr(ours, theirs, channels: channels))
+            let decibels = psnr(ours, theirs, channels: channels)
+            cell = String(format: "%.1f", decibels)
+            BenchLog.target("p4-resize-psnr", "\(name) → \(size)", measured: cell + " dB", limit: "≥ 35 dB", met: decibels >= 35)
         }
         print("| \(name) | \(pixels.width)×\(pixels.height) | \(size) | \(cell) |")
     }

@@ -56,7 +56,8 @@ static int check_chunk_lengths(const uint8_t *data, size_t length, mg_error *err
         uint32_t declared = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
         if (memcmp(p + 4, "IDAT", 4) == 0) return MG_OK;  // libpng streams image data in small pieces
         size_t remaining = length - offset - 8;
-        if ((size_t)declared + 4 > remaining) {
+        // PNG lengths stop at 2^31 - 1, which also keeps `declared + 4` from wrapping a 32-bit size_t.
+        if (declared > 0x7fffffffu || (size_t)declared + 4 > remaining) {
             char name[5];
             for (int i = 0; i < 4; i++) name[i] = (p[4 + i] >= 0x20 && p[4 + i] < 0x7f) ? (char)p[4 + i] : '?';
             name[4] = 0;

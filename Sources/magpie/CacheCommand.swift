@@ -2,11 +2,11 @@ import ArgumentParser
 import Foundation
 import Magpie
 
-/// `magpie cache stats|clean|clear`: inspect and maintain a disk cache folder.
+/// `magpie cache stats|clean|clear|verify`: inspect and maintain a disk cache folder.
 struct CacheCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cache", abstract: "Inspect and maintain a Magpie disk cache.",
-        subcommands: [Stats.self, Clean.self, Clear.self])
+        subcommands: [Stats.self, Clean.self, Clear.self, Verify.self])
 
     /// Options shared by the cache subcommands.
     struct Location: ParsableArguments {

@@ -19,9 +19,11 @@ struct GlobalOptions: ParsableArguments {
         cacheDirectory.map { URL(fileURLWithPath: $0) } ?? DiskStorage.Config.defaultDirectory
     }
 
-    /// The cache `name` below `cacheRoot` (memory-only, with `diskError` set, when the folder cannot be used).
-    func openCache(named name: String) -> ImageCache {
-        ImageCache(name: name, diskConfig: DiskStorage.Config(name: name, directory: cacheRoot))
+    /// The cache `name` below `cacheRoot` (memory-only, with `diskError` set, when the folder cannot be used), holding
+    /// at most `memoryLimit` bytes of decoded images in memory (the library's default, a quarter of RAM, when nil).
+    func openCache(named name: String, memoryLimit: Int? = nil) -> ImageCache {
+        let memory = memoryLimit.map { MemoryStorage.Config(totalCostLimit: $0) } ?? MemoryStorage.Config()
+        return ImageCache(name: name, memoryConfig: memory, diskConfig: DiskStorage.Config(name: name, directory: cacheRoot))
     }
 
     /// The CLI's downloader: `timeout` seconds per download, body included; `concurrency` parallel

@@ -55,6 +55,12 @@ extension DiskStorage {
         FROM entries WHERE name = ?
         """
 
+    /// Up to `?` (second) rows after the file name `?` (first), in name order: a walk over the whole index in pages.
+    static let selectEntryPage = """
+        SELECT name, key, size, created, accessed, expires, lifetime, checksum, etag, last_modified, max_age, content_type
+        FROM entries WHERE name > ? ORDER BY name LIMIT ?
+        """
+
     static let touch = "UPDATE entries SET accessed = ?, expires = ? WHERE name = ? AND checksum = ?"
 
     static let refreshRow = """

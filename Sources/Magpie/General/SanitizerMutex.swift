@@ -16,7 +16,12 @@ package final class Mutex<Value>: @unchecked Sendable {
     package init(_ initialValue: Value) {
         value = initialValue
         lock = .allocate(capacity: 1)
-        pthread_mutex_init(lock, nil)
+        // Error-checking, so a recursive lock traps as Synchronization's does instead of deadlocking silently.
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+        pthread_mutex_init(lock, &attributes)
+        pthread_mutexattr_destroy(&attributes)
     }
 
     deinit {
@@ -26,7 +31,7 @@ package final class Mutex<Value>: @unchecked Sendable {
 
     /// Runs `body` with exclusive access to the value.
     package func withLock<Result, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
-        pthread_mutex_lock(lock)
+        precondition(pthread_mutex_lock(lock) == 0, "Mutex locked twice by the same thread")
         defer { pthread_mutex_unlock(lock) }
         return try body(&value)
     }

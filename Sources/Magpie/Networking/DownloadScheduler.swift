@@ -34,6 +34,9 @@ final class DownloadScheduler: Sendable {
         // tickets without a waiter are dropped when they reach the top.
         var queues: [String: Heap<Ticket>] = [:]
         var waiters: [UInt64: Waiter] = [:]
+        /// Live waiters per host: a host's heap is rebuilt when cancelled tickets outnumber them, so a stream of
+        /// cancelled low-priority requests behind a busy high-priority one cannot pile up.
+        var waitingPerHost: [String: Int] = [:]
         var nextID: UInt64 = 0
 
         func canRun(host: String, maximumTotal: Int, maximumPerHost: Int) -> Bool {
@@ -57,7 +60,19 @@ final class DownloadScheduler: Sendable {
             guard let best else { return nil }
             _ = queues[best.host]?.popMax()
             if queues[best.host]?.isEmpty == true { queues[best.host] = nil }
-            return waiters.removeValue(forKey: best.ticket.id)
+            return take(best.ticket.id)
+        }
+
+        /// Removes waiter `id` (started or cancelled) and keeps the host's heap at most about twice its live waiters.
+        mutating func take(_ id: UInt64) -> Waiter? {
+            guard let waiter = waiters.removeValue(forKey: id) else { return nil }
+            let live = (waitingPerHost[waiter.host] ?? 1) - 1
+            waitingPerHost[waiter.host] = live > 0 ? live : nil
+            if let heap = queues[waiter.host], heap.count > 2 * live + 16 {
+                let kept = heap.unordered.filter { waiters[$0.id] != nil }
+                queues[waiter.host] = kept.isEmpty ? nil : Heap(kept)
+            }
+            return waiter
         }
 
         /// The host's best ticket that still has a waiter, dropping cancelled ones above it.
@@ -82,6 +97,8 @@ final class DownloadScheduler: Sendable {
 
     /// Waits for a slot. Throws `CancellationError` when the task is cancelled while waiting.
     func acquire(host: String, priority: Double) async throws -> Slot {
+        // A NaN would break the heap's ordering (ImageDownloadOptions.priority is public and unclamped).
+        let priority = priority.isNaN ? 0.5 : min(1, max(0, priority))
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
             return state.nextID
@@ -99,13 +116,14 @@ final class DownloadScheduler: Sendable {
                         return .success(())
                     }
                     state.waiters[id] = Waiter(host: host, continuation: continuation)
+                    state.waitingPerHost[host, default: 0] += 1
                     state.queues[host, default: Heap()].insert(Ticket(priority: priority, id: id))
                     return nil
                 }
                 if let outcome { continuation.resume(with: outcome) }
             }
         } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            let waiter = state.withLock { $0.take(id) }
             waiter?.continuation.resume(throwing: CancellationError())
         }
         return Slot(host: host)
@@ -129,6 +147,9 @@ final class DownloadScheduler: Sendable {
 
     /// Callers waiting for a slot.
     var queuedCount: Int { state.withLock { $0.waiters.count } }
+
+    /// Tickets held in the hosts' heaps, cancelled ones not yet dropped included (for tests).
+    var ticketCount: Int { state.withLock { $0.queues.values.reduce(0) { $0 + $1.count } } }
 
     /// Downloads holding a slot.
     var runningCount: Int { state.withLock { $0.running } }

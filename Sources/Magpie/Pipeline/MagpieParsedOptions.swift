@@ -7,8 +7,8 @@ import Foundation
 /// `[MagpieOption]` parsed into fields: what the pipeline reads. Build one with ``init(_:)``.
 public struct MagpieParsedOptions: Sendable {
     /// The fields, in one allocation shared between copies: the pipeline copies its options at every step,
-    /// and a copy of this many fields (existentials, caches, closures) cost a retain each; now it costs one.
-    struct Values {
+    /// and a copy of its 33 fields (existentials, caches, closures) cost a retain each; now it costs one.
+    struct Values: Sendable {
         var targetCache: ImageCache?
         var originalCache: ImageCache?
         var forceRefresh: Bool = false

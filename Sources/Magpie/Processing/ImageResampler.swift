@@ -39,6 +39,14 @@ public enum ImageResampler {
         return try convolve(pixels, to: size, filter: filter)
     }
 
+    /// What `resize` holds besides its output: the horizontal pass's float rows, the target width × the source height
+    /// after the box pre-reduction (rounded up). Processors check it against the limits before enlarging.
+    static func intermediateSize(from source: PixelSize, to size: PixelSize, filter: ResamplingFilter = .lanczos3) -> PixelSize {
+        let fx = source.width / (size.width * reducingGap), fy = source.height / (size.height * reducingGap)
+        guard filter != .nearest, fx > 1 || fy > 1, fy > 1 else { return PixelSize(width: size.width, height: source.height) }
+        return PixelSize(width: size.width, height: (source.height + fy - 1) / fy)
+    }
+
     private static func convolve(_ pixels: PixelBuffer, to size: PixelSize, filter: ResamplingFilter) throws -> PixelBuffer {
         // The output first: a target too large to allocate (`resize:6111111111110x4622`, found by the
         // spec fuzzer) must be a typed error before the weight tables and rows are sized by it.

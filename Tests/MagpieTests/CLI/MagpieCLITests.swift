@@ -77,6 +77,55 @@ struct MagpieCLITests {
     }
 
     @Test
+    func cacheVerifyListsDamagedEntriesAndOrphansExitsOneAndRepairLeavesACleanCache() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let disk = try DiskStorage(config: .init(name: "c", directory: folder))
+        let png = try ImageCoderRegistry.shared.encode(try Image(width: 4, height: 4, rgba: [UInt8](repeating: 200, count: 64)), as: .png)
+        try disk.store(png, forKey: "good.png")
+        try disk.store(png, forKey: "flipped.png")
+        try disk.store(Data("not an image".utf8), forKey: "text")
+        let flipped = disk.fileURL(forKey: "flipped.png")
+        var bytes = try Data(contentsOf: flipped)
+        bytes[bytes.count / 2] ^= 0x55
+        try bytes.write(to: flipped)
+        let orphan = "entries/00/00" + String(repeating: "f", count: 62)
+        try Data("stray".utf8).write(to: folder.appendingPathComponent("c/" + orphan))
+        let location = ["--cache-dir", folder.path, "--name", "c"]
+
+        let plain = try magpie(["cache", "verify"] + location)
+        #expect(plain.status == 1, "\(plain.stderr)")
+        let lines = plain.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "3 entries: 2 intact, 1 damaged, 1 orphans, 0 temporary files")
+        #expect(lines.count == 3)
+        #expect(lines.contains { $0.hasPrefix("damaged flipped.png (\(flipped.lastPathComponent)): checksum mismatch (index 0x") })
+        #expect(lines.contains("orphan " + orphan))
+
+        let decoded = try magpie(["cache", "verify", "--decode", "--json"] + location)
+        #expect(decoded.status == 1)
+        let object = try JSONSerialization.jsonObject(with: Data(decoded.stdout.utf8)) as? [String: Any] ?? [:]
+        #expect(object["checked"] as? Int == 3 && object["intact"] as? Int == 1 && object["damaged"] as? Int == 2)
+        #expect(object["orphanFiles"] as? [String] == [orphan] && object["temporaryFiles"] as? Int == 0)
+        let reasons = Dictionary(uniqueKeysWithValues: (object["damagedEntries"] as? [[String: String]] ?? []).map { ($0["key"] ?? "", $0["reason"] ?? "") })
+        #expect(reasons["flipped.png"]?.hasPrefix("checksum mismatch") == true)
+        #expect(reasons["text"]?.hasPrefix("decoding failed: unknown format") == true, "\(reasons)")
+
+        let repair = try magpie(["cache", "verify", "--decode", "--repair"] + location)
+        #expect(repair.status == 1, "damage found before the repair still counts")
+        #expect(repair.stdout.hasSuffix("repaired: removed 2 damaged entries and 1 orphans\n"))
+        let after = try magpie(["cache", "verify", "--decode"] + location)
+        #expect(after.status == 0)
+        #expect(after.stdout == "1 entries: 1 intact, 0 damaged, 0 orphans, 0 temporary files\n")
+        #expect(try disk.value(forKey: "good.png") == png)
+
+        let blocker = folder.appendingPathComponent("file")
+        try Data("x".utf8).write(to: blocker)
+        let unusable = try magpie(["cache", "verify", "--cache-dir", blocker.path])
+        #expect(unusable.status == 1 && unusable.stdout.isEmpty)
+        #expect(unusable.stderr.split(separator: "\n").count == 1 && unusable.stderr.hasPrefix("cache verify: "))
+    }
+
+    @Test
     func sampleJSONNamesEveryFileWithItsSniffedFormatAndAnUnwritableFolderExitsOneWithOneLine() throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -48,13 +48,32 @@ struct DownloadSchedulerTests {
         let order = StartOrder()
         _ = try await scheduler.acquire(host: "a", priority: 0.5)
         let b = try await scheduler.acquire(host: "b", priority: 0.5)
-        try await enqueue("a-high", host: "a", priority: 0.9, on: scheduler, order: order)
+        let waiting = try await enqueue("a-high", host: "a", priority: 0.9, on: scheduler, order: order)
         try await enqueue("c-low", host: "c", priority: 0.1, on: scheduler, order: order)
         scheduler.release(b)
         try await waitUntil { order.all.count == 1 }
         #expect(order.all == ["c-low"])
         #expect(scheduler.queuedCount == 1)
         #expect(scheduler.runningCount == 2)
+        waiting.cancel()
+        _ = try? await waiting.value
+    }
+
+    @Test func cancelledTicketsBehindABusyHostDoNotPileUp() async throws {
+        let scheduler = DownloadScheduler(maximumTotal: 1, maximumPerHost: 1)
+        let order = StartOrder()
+        _ = try await scheduler.acquire(host: "a", priority: 0.5)
+        // One high-priority waiter stays on top; 200 low-priority ones queue behind it and are cancelled.
+        let top = try await enqueue("top", host: "a", priority: 0.9, on: scheduler, order: order)
+        for index in 0..<200 {
+            let task = try await enqueue("low\(index)", host: "a", priority: 0.1, on: scheduler, order: order)
+            task.cancel()
+            _ = try? await task.value
+        }
+        #expect(scheduler.queuedCount == 1)
+        #expect(scheduler.ticketCount <= 2 * 1 + 16 + 1)
+        top.cancel()
+        _ = try? await top.value
     }
 
     @Test func aCancelledWaiterFailsAtOnceAndTheSlotGoesToTheNext() async throws {

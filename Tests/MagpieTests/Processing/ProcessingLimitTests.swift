@@ -57,6 +57,35 @@ struct ProcessingLimitTests {
         #expect(Self.isOutputTooLarge(error))
     }
 
+    @Test func enlargingChecksTheResamplersIntermediateRowsToo() throws {
+        // 1×19999 → 6000×10000: the output (60 MP) fits a 100 MP frame, but the horizontal pass first holds
+        // 6000 × 19999 float pixels (120 MP; no box pre-reduction below a factor of 2).
+        let strip = Image(pixels: try TestImages.gradient(width: 1, height: 19_999))
+        let options = MagpieParsedOptions([.decodingOptions(ImageDecodingOptions(limits: ImageDecodingLimits(maxTotalBytes: 1 << 40)))])
+        let error = try #require(throws: MagpieError.self) { try process("resize:6000x10000", strip, options: options) }
+        #expect(Self.isOutputTooLarge(error))
+        #expect(error.description.contains("6000x19999"))
+        // A pre-reduced source keeps the rows small: 1×100000 → 6000×10 needs 6000 × 20 of them.
+        let tall = Image(pixels: try TestImages.gradient(width: 1, height: 100_000))
+        #expect(try process("resize:6000x10", tall)?.width == 6000)
+    }
+
+    @Test func shrinkingAnImageAlreadyOverTheLimitsStillWorks() throws {
+        let image = Image(pixels: try TestImages.gradient(width: 200, height: 100))
+        let tight = MagpieParsedOptions([.decodingOptions(ImageDecodingOptions(limits: ImageDecodingLimits(maxPixelsPerFrame: 1_000)))])
+        #expect(try process("resize:20x10", image, options: tight)?.width == 20)
+    }
+
+    @Test func blurOnAThinStripPadsEachDirectionByItsOwnSide() throws {
+        // One sigma cap for both directions padded the strip's one-pixel columns by 4 × 4000 rows on each side:
+        // ~2 GB of scratch for a 16 KB image. Each direction is now capped by its own side.
+        let strip = Image(pixels: try TestImages.gradient(width: 4000, height: 1))
+        let before = PNGCoderTests.peakRSSKiB()
+        let out = try #require(try process("blur:1000000", strip))
+        #expect(out.width == 4000 && out.height == 1)
+        #expect(PNGCoderTests.peakRSSKiB() - before < 512 * 1024)
+    }
+
     @Test func fillingSaturatesInsteadOfOverflowing() {
         let huge = PixelSize(width: 9, height: 7).filling(PixelSize(width: 1, height: 9_000_000_000_000_000_000))
         #expect(huge.width == 1 << 62)

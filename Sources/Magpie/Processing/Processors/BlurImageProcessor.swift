@@ -84,20 +84,22 @@ enum BoxBlur {
 
     static func gaussian(_ pixels: PixelBuffer, sigma: Double) throws -> PixelBuffer {
         let width = pixels.width, height = pixels.height
-        // Far beyond the image size more blur changes next to nothing, but the padding (and
-        // memory) would keep growing with the radius.
-        let box = Box(sigma: min(sigma, Double(4 * max(width, height))), passes: 3)
-        let g = group, pad = box.pad
+        // Far beyond a side's length more blur changes next to nothing along it, but the padding (and memory) would
+        // keep growing with the radius. Each direction is capped by its own side: with one cap for both, `blur:1000000`
+        // on a 100000×1 strip padded its one-pixel columns by 400,000 rows (~1 TB of scratch; found in review).
+        let across = Box(sigma: min(sigma, Double(4 * width)), passes: 3)
+        let down = Box(sigma: min(sigma, Double(4 * height)), passes: 3)
+        let g = group
         let opaque = pixels.isOpaque
         var output = try PixelBuffer.uninitialized(width: width, height: height)
 
         // The horizontally blurred image, stored as vertical strips of g columns, each strip's
         // rows padded with `pad` above and below: the vertical passes read a strip in place.
         let strips = (width + g - 1) / g
-        let stripStride = (height + 2 * pad) * g
+        let stripStride = (height + 2 * down.pad) * g
         let middle = try allocate(strips, stripStride)
         defer { middle.deallocate() }
-        let lineLength = max(width + 2 * pad, height + 2 * pad)
+        let lineLength = max(width + 2 * across.pad, height + 2 * down.pad)
         let lineA = try allocate(lineLength, g), lineB = try allocate(lineLength, g)
         defer {
             lineA.deallocate()
@@ -112,21 +114,21 @@ enum BoxBlur {
                 let rows = (0..<g).map { min(firstRow + $0, height - 1) * width * 4 }
                 rows.withUnsafeBufferPointer { rows in
                     for x in 0..<width {
-                        let element = lineA + (pad + x) * g
+                        let element = lineA + (across.pad + x) * g
                         for k in 0..<g {
                             element[k] = load(src.loadUnaligned(fromByteOffset: rows[k] + x * 4, as: SIMD4<UInt8>.self), premultiply: !opaque)
                         }
                     }
                 }
-                sweep(lineA, lineB, count: width, box: box)
+                sweep(lineA, lineB, count: width, box: across)
                 // Columns past the right edge repeat the last one, so the last strip holds
                 // no garbage (NaNs and denormals would slow the vertical passes down).
                 for strip in 0..<strips {
-                    let block = middle + strip * stripStride + (pad + firstRow) * g
+                    let block = middle + strip * stripStride + (down.pad + firstRow) * g
                     for k in 0..<min(g, height - firstRow) {
                         for j in 0..<g {
                             let x = min(strip * g + j, width - 1)
-                            block[k * g + j] = lineB[(pad + x) * g + k]
+                            block[k * g + j] = lineB[(across.pad + x) * g + k]
                         }
                     }
                 }
@@ -136,11 +138,11 @@ enum BoxBlur {
         output.withUnsafeMutableBytes { raw in
             let dst = raw.baseAddress!
             for strip in 0..<strips {
-                sweep(middle + strip * stripStride, lineA, count: height, box: box)
+                sweep(middle + strip * stripStride, lineA, count: height, box: down)
                 let firstColumn = strip * g
                 let columns = min(g, width - firstColumn)
                 for y in 0..<height {
-                    let element = lineA + (pad + y) * g
+                    let element = lineA + (down.pad + y) * g
                     let offset = (y * width + firstColumn) * 4
                     for k in 0..<columns {
                         dst.storeBytes(of: store(element[k], unpremultiply: !opaque), toByteOffset: offset + k * 4, as: SIMD4<UInt8>.self)

@@ -65,14 +65,21 @@ public struct ResizingImageProcessor: ImageProcessor {
     /// - Returns: The processed image (never nil).
     /// - Throws: ``MagpieError/processingFailed(reason:)`` with
     ///   ``MagpieError/ProcessingFailureReason/invalidParameter(processor:message:)``
-    ///   for a non-positive size; ``MagpieError/decodingFailed(reason:)`` for data that does not decode.
+    ///   for a non-positive size, ``MagpieError/ProcessingFailureReason/outputTooLarge(processor:size:frames:maxPixelsPerFrame:maxTotalBytes:)``
+    ///   for an enlargement beyond the decoding limits; ``MagpieError/decodingFailed(reason:)`` for data that does not
+    ///   decode.
     public func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
         guard referenceSize.width > 0, referenceSize.height > 0 else {
             throw MagpieError.processingFailed(reason: .invalidParameter(processor: identifier, message: "size must be positive"))
         }
         return try processImage(item, options: options) { image in
             let size = targetSize(for: image.pixelSize)
-            try checkOutputSize(size, frameCount: image.frames.count, options: options)
+            // Only an enlargement can break limits the input met: then the output, and the horizontal pass's rows
+            // (target width × source height, in floats), are checked before anything is allocated.
+            if size.width > image.width || size.height > image.height {
+                try checkOutputSize(size, frameCount: image.frames.count, options: options)
+                try checkOutputSize(ImageResampler.intermediateSize(from: image.pixelSize, to: size), frameCount: 1, options: options)
+            }
             return try image.resized(to: size)
         }
     }

@@ -130,8 +130,10 @@ public struct RoundCornerImageProcessor: ImageProcessor {
             if let targetSize {
                 let cover = image.pixelSize.filling(targetSize)
                 let scaled = PixelSize(width: max(cover.width, targetSize.width), height: max(cover.height, targetSize.height))
-                // The intermediate cover can be far larger than the target (a 1×1000 strip covering 1000×1000).
-                try checkOutputSize(scaled, frameCount: image.frames.count, options: options)
+                // The intermediate cover can be far larger than the target (a 1×1000 strip covering 1000×1000); frames
+                // are cropped one at a time, so one scaled frame is what is held at once.
+                try checkOutputSize(scaled, frameCount: 1, options: options)
+                try checkOutputSize(targetSize, frameCount: image.frames.count, options: options)
                 image = try image.mapFrames {
                     try CroppingImageProcessor.crop(ImageResampler.resize($0, to: scaled), size: targetSize, anchor: .center)
                 }

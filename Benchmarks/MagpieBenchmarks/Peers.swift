@@ -1,0 +1,126 @@
+// How each column is measured: Magpie and the raw C codec in magpie-bench-worker, Pillow in a
+// Python child, djpeg / vips / vipsthumbnail as a process per run through the worker's `exec`
+// mode (which keeps their peak RSS free of this process's own).
+import Foundation
+import Magpie
+
+/// One cell: median time and peak RSS, as the worker or the Pillow script print it.
+struct Measurement: Codable {
+    var medianMs: Double
+    var peakRSSKiB: Int
+    /// External tools: the median time of the baseline command, already subtracted.
+    var baselineMs: Double?
+    /// External tools: the worker's own peak RSS, which a child's ru_maxrss cannot go below.
+    var floorKiB: Int?
+}
+
+/// The median of `values` (0 when empty).
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return 0 }
+    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+/// Runs a command, returning its standard output, or nil when it fails.
+func capture(_ executable: String, _ arguments: [String]) -> String? {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = FileHandle.nullDevice
+    do { try process.run() } catch { return nil }
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return process.terminationStatus == 0 ? String(decoding: data, as: UTF8.self) : nil
+}
+
+/// The first executable called `name` on PATH.
+func which(_ name: String) -> String? {
+    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
+        let path = "\(dir)/\(name)"
+        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    return nil
+}
+
+/// Runs a worker or the Pillow script and decodes the JSON line it prints; nil when it fails.
+func measureProcess(_ executable: String, _ arguments: [String]) -> Measurement? {
+    guard let output = capture(executable, arguments) else { return nil }
+    return try? JSONDecoder().decode(Measurement.self, from: Data(output.utf8))
+}
+
+let pillowScript = """
+    import io, sys, time, statistics
+    from PIL import Image
+    task, path, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    data = open(path, 'rb').read()
+    def run():
+        im = Image.open(io.BytesIO(data))
+        if task == 'decode':
+            im.load()
+        else:
+            im.draft('RGB', (256, 256))
+            im.thumbnail((256, 256), Image.LANCZOS)
+            if im.mode not in ('RGB', 'L'):
+                im = im.convert('RGB')
+            im.save(io.BytesIO(), 'JPEG', quality=80)
+    for _ in range(2): run()
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter(); run(); times.append((time.perf_counter() - t) * 1000)
+    # VmHWM, not ru_maxrss: after fork+exec ru_maxrss still holds the parent's high-water mark.
+    hwm = int([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0])
+    print('{"medianMs": %f, "peakRSSKiB": %d}' % (statistics.median(times), hwm))
+    """
+
+/// The tools of one run: the worker, and each peer's executable (nil = not installed, skipped).
+struct Peers {
+    let worker: String
+    let python: String
+    let hasPillow: Bool
+    let djpeg: String?
+    let vips: String?
+    let vipsthumbnail: String?
+    /// Where vipsthumbnail writes its output.
+    let scratch: URL
+
+    func magpie(_ task: String, _ path: String, runs: Int) -> Measurement? {
+        measureProcess(worker, [task, path, "\(runs)"])
+    }
+
+    func pillow(_ task: String, _ path: String, runs: Int) -> Measurement? {
+        hasPillow ? measureProcess(python, ["-c", pillowScript, task, path, "\(runs)"]) : nil
+    }
+
+    /// djpeg to /dev/null, minus the cost of spawning /bin/true; `scale` is djpeg's -scale M/N.
+    func djpeg(_ path: String, scale: String?, runs: Int) -> Measurement? {
+        guard let djpeg else { return nil }
+        var command = [djpeg, "-outfile", "/dev/null"]
+        if let scale { command += ["-scale", scale] }
+        return exec(runs: runs, baseline: ["/bin/true"], command: command + [path])
+    }
+
+    /// A full decode by libvips (`vips avg` reads every pixel), minus libvips's start-up.
+    func vipsDecode(_ path: String, runs: Int) -> Measurement? {
+        guard let vips else { return nil }
+        return exec(runs: runs, baseline: [vips, "--vips-version"], command: [vips, "avg", path])
+    }
+
+    /// vipsthumbnail's own pipeline (shrink-on-load, fit 256×256, JPEG q80), minus its start-up.
+    func vipsThumb(_ path: String, runs: Int) -> Measurement? {
+        guard let vipsthumbnail else { return nil }
+        let out = scratch.appendingPathComponent("vips-thumb.jpg").path
+        return exec(runs: runs, baseline: [vipsthumbnail, "--vips-version"], command: [vipsthumbnail, path, "-s", "256", "-o", out + "[Q=80]"])
+    }
+
+    /// Time and peak RSS of `vips --vips-version` alone: the start-up the vips cells leave out.
+    func vipsStartup() -> Measurement? {
+        guard let vips else { return nil }
+        return exec(runs: 5, baseline: ["/bin/true"], command: [vips, "--vips-version"])
+    }
+
+    private func exec(runs: Int, baseline: [String], command: [String]) -> Measurement? {
+        measureProcess(worker, ["exec", "\(runs)"] + baseline + ["--"] + command)
+    }
+}

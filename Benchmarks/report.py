@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Renders what the benchmark binaries append to $MAGPIE_BENCH_RATIOS (python3 standard library only).
+
+  report.py chart RATIOS.tsv OUT.svg   bar chart of Magpie time / peer time, one bar per row, by section
+  report.py targets RATIOS.tsv         Markdown table of the targets of parts 1-4, met / not met / not measured
+
+RATIOS.tsv lines (tab-separated):
+  SECTION  LABEL  RATIO  NOTE                         a chart bar (RATIO = Magpie time / peer time)
+  target   KEY    SUBJECT  MEASURED  LIMIT  VERDICT   a target verdict (VERDICT: met | not met)
+"""
+import math
+import sys
+from xml.sax.saxutils import escape
+
+SECTIONS = ['decode', 'thumbnail', 'processing', 'cache', 'network', 'prefetch']
+SECTION_TITLES = {
+    'decode': 'Decode (full, to RGBA)',
+    'thumbnail': 'Thumbnail (decode → fit 256 → JPEG q80)',
+    'processing': 'Processing',
+    'cache': 'Cache (Magpie vs raw baselines and NSCache)',
+    'network': 'Network (1,000 × ~50 KB over loopback, 16 at once)',
+    'prefetch': 'Prefetch (1,000 images, resize 256, disk cache)',
+}
+
+# The targets of parts 1-4, in the order the report lists them: key, part, what is promised, and
+# what to say when no benchmark in this run measured it.
+TARGETS = [
+    ('p1-jpeg-thumb', 'P1', '13–15 MP baseline JPEG → 256 px JPEG: time ≤ 0.8× Pillow', 'no 13–15 MP baseline JPEG, or Pillow missing'),
+    ('p1-jpeg-thumb-rss', 'P1', 'the same thumbnail: peak RSS ≤ 25 MB', 'no 13–15 MP baseline JPEG among the inputs'),
+    ('p1-progressive-decode', 'P1', '18 MP progressive JPEG decode within 1.05× djpeg',
+     'J1_Elephants_5640x3172.jpg absent (scripts/bench --fetch), or djpeg missing'),
+    ('p1-png-decode', 'P1', '15 MP PNG decode no slower than Pillow', 'no 15 MP PNG among the inputs, or Pillow missing'),
+    ('p2-memory-hit', 'P2', 'memory-cache hit ≤ 3× Dictionary + Mutex', 'magpie-cache-bench did not run'),
+    ('p2-disk-hit', 'P2', 'disk-cache hit (retrieveImage) ≤ 1.1× raw decode', 'magpie-cache-bench ran without its disk part'),
+    ('p2-open', 'P2', 'open a disk cache of 100,000 entries in < 1 s', 'magpie-cache-bench ran with fewer than 100,000 entries'),
+    ('p3-network', 'P3', 'download throughput ≥ curl --parallel', 'curl missing, or the network bench did not run'),
+    ('p3-dedupe', 'P3', 'identical concurrent requests → 1 request at the origin', 'the network bench did not run'),
+    ('p4-manager-hit', 'P4', 'manager memory hit ≤ 3× raw memory lookup', 'magpie-cache-bench did not run'),
+    ('p4-manager-rate', 'P4', 'manager memory hits ≥ 1 M/s', 'magpie-cache-bench did not run'),
+    ('p4-resize', 'P4', 'resize 15 MP → 256 ≤ 1.0× Pillow', 'Pillow missing'),
+    ('p4-blur', 'P4', 'Gaussian blur on 2 MP ≤ 1.0× Pillow', 'Pillow missing'),
+    ('p4-resize-psnr', 'P4', 'resize PSNR ≥ 35 dB against Pillow LANCZOS', 'Pillow missing, or no JPEG in the corpus'),
+]
+
+
+def read_rows(path):
+    bars, targets = [], []
+    with open(path, encoding='utf-8') as f:
+        for line in f:
+            fields = line.rstrip('\n').split('\t')
+            if fields[0] == 'target' and len(fields) >= 6:
+                targets.append(fields[1:6])
+            elif len(fields) >= 3 and fields[0] in SECTIONS:
+                try:
+                    value = float(fields[2])
+                except ValueError:
+                    continue
+                if value > 0 and math.isfinite(value):
+                    bars.append((fields[0], fields[1], value, fields[3] if len(fields) > 3 else ''))
+    return bars, targets
+
+
+def targets_table(path):
+    _, rows = read_rows(path)
+    by_key = {}
+    for key, subject, measured, limit, verdict in rows:
+        by_key.setdefault(key, []).append((subject, measured, limit, verdict))
+    out = ['| part | target | measured on | measured | limit | verdict |', '|---|---|---|---:|---|---|']
+    met = missed = unmeasured = 0
+    for key, part, promise, absent in TARGETS:
+        found = by_key.pop(key, [])
+        if not found:
+            unmeasured += 1
+            out.append(f'| {part} | {promise} | {absent} | – | – | not measured |')
+        for subject, measured, limit, verdict in found:
+            if verdict == 'met':
+                met += 1
+            else:
+                missed += 1
+            cell = 'met' if verdict == 'met' else '**not met**'
+            out.append(f'| {part} | {promise} | {subject} | {measured} | {limit} | {cell} |')
+    for key, found in by_key.items():  # a key a bench writes that TARGETS does not list yet
+        for subject, measured, limit, verdict in found:
+            out.append(f'| ? | {key} | {subject} | {measured} | {limit} | {verdict} |')
+    summary = f'{met} met, {missed} not met, {unmeasured} not measured (each row one measurement; a target may have several).'
+    return '\n'.join(out) + '\n\n' + summary
+
+
+def nice_ticks(lo, hi):
+    ticks = []
+    for exponent in range(-3, 4):
+        for mantissa in (1, 2, 5):
+            ticks.append(mantissa * 10 ** exponent)
+    low = max(t for t in ticks if t <= lo) if lo >= ticks[0] else ticks[0]
+    high = min(t for t in ticks if t >= hi) if hi <= ticks[-1] else ticks[-1]
+    return low, high, [t for t in ticks if low <= t <= high]
+
+
+def tick_text(t):
+    return f'{t:g}×'
+
+
+def chart(path, out_path):
+    bars, _ = read_rows(path)
+    grouped = [(s, [b for b in bars if b[0] == s]) for s in SECTIONS]
+    grouped = [(s, rows) for s, rows in grouped if rows]
+    values = [b[2] for b in bars] or [1.0]
+    low, high, ticks = nice_ticks(min(min(values), 0.5), max(max(values), 2.0))
+    label_right, plot_left, plot_right, width = 392, 440, 890, 960
+    row_h, head_h, top = 18, 28, 100
+
+    def x(v):
+        v = min(max(v, low), high)
+        return plot_left + (math.log(v) - math.log(low)) / (math.log(high) - math.log(low)) * (plot_right - plot_left)
+
+    height = top + sum(head_h + row_h * len(rows) for _, rows in grouped) + 46
+    font = 'font-family="DejaVu Sans, Verdana, Arial, sans-serif"'
+    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" {font} font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+           '<text x="16" y="26" font-size="17" font-weight="bold" fill="#222">Magpie time ÷ peer time, per task (log scale)</text>',
+           '<text x="16" y="46" fill="#555">Below 1× (green, left of the line) Magpie is faster than the peer; above 1× (red) it is slower.</text>',
+           '<text x="16" y="62" fill="#555">Blue: against a raw floor or a reference that does less work (the overhead Magpie adds; see the targets table).</text>']
+    axis_y = top - 12
+    for t in ticks:
+        tx = x(t)
+        svg.append(f'<line x1="{tx:.1f}" y1="{axis_y}" x2="{tx:.1f}" y2="{height - 40}" stroke="{"#333" if t == 1 else "#e3e3e3"}" stroke-width="{1.5 if t == 1 else 1}"/>')
+        svg.append(f'<text x="{tx:.1f}" y="{axis_y - 6}" text-anchor="middle" fill="#444">{tick_text(t)}</text>')
+        svg.append(f'<text x="{tx:.1f}" y="{height - 24}" text-anchor="middle" fill="#444">{tick_text(t)}</text>')
+    svg.append(f'<text x="{x(1) - 8:.1f}" y="{height - 8}" text-anchor="end" fill="#2e7d32">◀ Magpie faster</text>')
+    svg.append(f'<text x="{x(1) + 8:.1f}" y="{height - 8}" fill="#c62828">Magpie slower ▶</text>')
+    y = top
+    for section, rows in grouped:
+        svg.append(f'<line x1="16" y1="{y + 4}" x2="{width - 16}" y2="{y + 4}" stroke="#bbb"/>')
+        svg.append(f'<text x="16" y="{y + 20}" font-size="13" font-weight="bold" fill="#222">{escape(SECTION_TITLES[section])}</text>')
+        y += head_h
+        for _, label, value, note in rows:
+            mid = y + row_h / 2
+            start, end = x(1), x(value)
+            faster = value <= 1
+            # Against a floor or a reference doing less work, above 1 is overhead, not a lost race.
+            colour = '#5c7cfa' if note.split(':')[0] in ('floor', 'reference') else '#43a047' if faster else '#e53935'
+            left, bar_w = min(start, end), max(abs(end - start), 1.5)
+            tip = escape(f'{label}: {value:.2f}×' + (f' ({note})' if note else ''))
+            svg.append(f'<g><title>{tip}</title>')
+            svg.append(f'<text x="{label_right}" y="{mid + 4:.1f}" text-anchor="end" fill="#333">{escape(label)}</text>')
+            svg.append(f'<rect x="{left:.1f}" y="{mid - 6:.1f}" width="{bar_w:.1f}" height="12" fill="{colour}"/>')
+            text_x, anchor = (left - 4, 'end') if faster else (left + bar_w + 4, 'start')
+            svg.append(f'<text x="{text_x:.1f}" y="{mid + 4:.1f}" text-anchor="{anchor}" fill="#222">{value:.2f}×</text></g>')
+            y += row_h
+    svg.append('</svg>')
+    with open(out_path, 'w', encoding='utf-8') as f:
+        f.write('\n'.join(svg) + '\n')
+
+
+def main(argv):
+    if len(argv) == 4 and argv[1] == 'chart':
+        chart(argv[2], argv[3])
+    elif len(argv) == 3 and argv[1] == 'targets':
+        print(targets_table(argv[2]))
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == '__main__':
+    main(sys.argv)
