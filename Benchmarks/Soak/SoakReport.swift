@@ -64,7 +64,7 @@ struct SoakSummary {
         out.append("`\(command)`: `magpie prefetch --list - --concurrency 32 --timeout 3 --processor \(processor) --json` run back to back "
             + "on batches that mix valid images with every misbehaviour of MagpieOrigin (served from the soak's own process), "
             + "then `magpie cache verify --decode --json`. \(ProcessInfo.processInfo.activeProcessorCount) cores, "
-            + "measured on \(Self.date()) while the machine was shared.")
+            + "measured on \(Self.date()); load average at the end: \(Self.loadAverage()).")
         out.append("")
         let killed = runs.count - counted.count
         out.append("- Duration: \(Self.seconds(wallTime)) s (asked \(seconds) s); runs: \(runs.count) (\(killed) killed with SIGKILL mid-way on purpose, not counted); "
@@ -125,6 +125,12 @@ struct SoakSummary {
     }
 
     static func percent(_ fraction: Double) -> String { String(format: "%+.0f%%", fraction * 100) }
+
+    /// The 1, 5 and 15 minute load averages from /proc/loadavg, or "unknown".
+    static func loadAverage() -> String {
+        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "unknown" }
+        return text.split(separator: " ").prefix(3).joined(separator: " ")
+    }
 
     static func date() -> String {
         let formatter = DateFormatter()
