@@ -282,6 +282,18 @@ public struct MagpieParsedOptions: Sendable {
         }
     }
 
+    /// True when these options read the memory cache exactly as no options do: the unprocessed image under its plain
+    /// key, from the manager's own cache, with the storage's expiry rules, nothing to refresh or revalidate and no
+    /// modifier. The manager answers such a memory hit before building the rest of the request.
+    var readsPlainMemoryEntry: Bool {
+        let values = storage
+        return values.values.targetCache == nil && !values.values.forceRefresh && !values.values.revalidate
+            && !values.values.respectCacheControl && values.values.imageModifier == nil
+            && values.values.memoryCacheAccessExtendingExpiration == nil && values.values.downsampling == nil
+            && values.values.scaleFactor == nil && values.values.onlyFirstFrame == nil
+            && values.values.decodingOptions.variantIdentifier.isEmpty && values.values.processor.identifier.isEmpty
+    }
+
     /// ``decodingOptions`` with ``scaleFactor`` and ``onlyFirstFrame`` applied, when they are set.
     public var effectiveDecodingOptions: ImageDecodingOptions {
         var options = decodingOptions
