@@ -117,7 +117,7 @@ let package = Package(
         // The hostile-input soak: runs the built `magpie` against MagpieOrigin's misbehaving routes (scripts/soak).
         .executableTarget(
             name: "magpie-soak",
-            dependencies: ["Magpie", "MagpieOrigin"],
+            dependencies: ["MagpieBenchSupport", "Magpie", "MagpieOrigin"],
             path: "Benchmarks/Soak"
         ),
         // Child process for DiskStorage's crash (SIGKILL) and two-process tests.

@@ -4,6 +4,7 @@
 import Dispatch
 import Foundation
 import Magpie
+import MagpieBenchSupport
 import MagpieOrigin
 import Synchronization
 
@@ -80,18 +81,6 @@ struct ImageSet: Sendable {
     }
 }
 
-/// A seeded generator, so the image set is the same on every machine.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// The running nginx, for the interrupt handler: an orphaned nginx would keep its port after a Ctrl-C.
 let runningNginx = Atomic<Int32>(0)

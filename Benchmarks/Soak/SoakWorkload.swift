@@ -1,4 +1,5 @@
 import Foundation
+import MagpieBenchSupport
 
 /// How a URL of some kind must end.
 enum Expectation: Sendable, Hashable {
@@ -80,7 +81,7 @@ struct SoakBatch: Sendable {
     /// `units` repetitions of each of `kinds`' `perUnit` URLs, two repeated lines per unit.
     init(round: Int, units: Int, baseURL: String, kinds: [SoakKind] = SoakKind.all) {
         self.round = round
-        var generator = SeededGenerator(seed: UInt64(round) &* 0x9E37_79B9 &+ 17)
+        var generator = SplitMix64(seed: UInt64(round) &* 0x9E37_79B9 &+ 17)
         var urls: [SoakURL] = []
         for unit in 0..<units {
             for kind in kinds {
@@ -101,18 +102,5 @@ struct SoakBatch: Sendable {
         self.urls = urls
         self.lines = lines
         self.repeats = repeats
-    }
-}
-
-/// SplitMix64: the same batches for the same rounds on every run of the soak.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
