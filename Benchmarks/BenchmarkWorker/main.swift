@@ -67,6 +67,7 @@ func peakRSSKiB() -> Int {
     return 0
 }
 
+// Its own copy of MagpieBenchSupport's median: the worker stays off that target, which imports full Foundation.
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
     return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2

@@ -62,11 +62,6 @@ func nanoseconds(_ d: Duration) -> Double {
     Double(d.components.seconds) * 1e9 + Double(d.components.attoseconds) / 1e9
 }
 
-func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-}
-
 /// Runs `body` once per batch on `threads` OS threads started together; returns the median wall time.
 func measure(threads: Int, _ body: @escaping @Sendable () -> Int) -> Double {
     var times: [Double] = []

@@ -3,6 +3,7 @@
 // mode (which keeps their peak RSS free of this process's own).
 import Foundation
 import Magpie
+import MagpieBenchSupport
 
 /// One cell: median time and peak RSS, as the worker or the Pillow script print it.
 struct Measurement: Codable {
@@ -12,13 +13,6 @@ struct Measurement: Codable {
     var baselineMs: Double?
     /// External tools: the worker's own peak RSS, which a child's ru_maxrss cannot go below.
     var floorKiB: Int?
-}
-
-/// The median of `values` (0 when empty).
-func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    guard !sorted.isEmpty else { return 0 }
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
 /// Runs a command, returning its standard output, or nil when it fails.
