@@ -98,6 +98,7 @@ extension ImageManager {
         if request.isProcessed, !skipCaches, !options.fromMemoryCacheOrRefresh, let original = try await originalItem(request) {
             let image = try await process(request, original.item, response: nil)
             counters.processedFromOriginal.add(1, ordering: .relaxed)
+            if Task.isCancelled { throw Self.cancelled(request.source) }
             await store(request, image: image, data: nil, validators: original.validators, storeOriginal: false)
             return RetrieveImageResult(
                 image: image, cacheType: original.cacheType, source: request.source, originalSource: request.source,
@@ -126,6 +127,9 @@ extension ImageManager {
         if case .network(let resource) = request.source, request.options.retryFailed {
             failedURLs.remove(resource.downloadURL)
         }
+        // Nobody waits for a cancelled result: caching it anyway would let a stopped prefetch
+        // leave images its summary reports as failed.
+        if Task.isCancelled { throw Self.cancelled(request.source) }
         await store(request, image: image, data: data, validators: response?.validators ?? .init(), storeOriginal: request.options.cacheOriginalImage)
         return RetrieveImageResult(
             image: image, cacheType: .none, source: request.source, originalSource: request.source,

@@ -105,6 +105,9 @@ public final class ImagePrefetcher: Sendable {
     /// finished (``MagpieError/RequestFailureReason/cancelled(_:)``, no progress call for them) and calls the
     /// completion handler. Before ``start()``, every source fails. Does nothing once ended.
     ///
+    /// A retrieval that was already writing its image to the disk cache finishes that write, so
+    /// such a source (at most one per worker) is reported failed and is cached all the same.
+    ///
     /// The completion handler has run when this returns, unless another thread is delivering
     /// an earlier callback at that moment; it then runs right after, on that thread.
     public func stop() {

@@ -163,6 +163,31 @@ struct ImageManagerProcessingTests {
         try await fixture.stop()
     }
 
+    @Test func aRetrievalCancelledWhileProcessingCachesNothing() async throws {
+        let fixture = try await Fixture.start()
+        let cache = fixture.cache()
+        let manager = fixture.manager(cache)
+        let url = fixture.url("/img/photo.jpg")
+        let processor = GatedProcessor()
+        // Off the cooperative pool: the processor blocks its thread until the gate opens.
+        let options: [MagpieOption] = [.processor(processor), .cacheOriginalImage, .waitForCache, .backgroundDecode]
+        let task = Task { try await manager.retrieveImage(with: url, options: options) }
+        try await waitUntil { processor.state.withLock { $0.entered } }
+        task.cancel()
+        #expect(await magpieError { try await task.value }?.isCancellation == true)
+        processor.open()
+        try await waitUntil { processor.state.withLock { $0.left } }
+        // The store would follow the processor at once; give it time to show up if it happens.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(cache.imageCachedType(forKey: url.absoluteString, processorIdentifier: processor.identifier) == .none)
+        #expect(cache.diskStorage?.isCached(forKey: url.absoluteString) == false)
+        // The next caller downloads again, and its result is cached.
+        _ = try await manager.retrieveImage(with: url, options: options)
+        #expect(cache.imageCachedType(forKey: url.absoluteString, processorIdentifier: processor.identifier) == .memory)
+        #expect(fixture.origin.requestCount(path: "/img/photo.jpg") == 2)
+        try await fixture.stop()
+    }
+
     @Test func completionHandlerIsCalledOnceAndCancelAnswersIt() async throws {
         let fixture = try await Fixture.start()
         let manager = fixture.manager(fixture.cache())
@@ -330,5 +355,26 @@ extension ImageManagerProcessingTests {
         #expect(result.cacheType == .disk && !result.revalidated && result.image.width == 64)
         #expect(fixture.origin.requestCount(path: "/status/503") == 1)
         try await fixture.stop()
+    }
+}
+
+/// Decodes only after ``open()``; records when it entered and left, so a test can act in between.
+final class GatedProcessor: ImageProcessor {
+    struct State {
+        var entered = false
+        var left = false
+    }
+
+    let identifier = "test.gated"
+    let state = Mutex(State())
+    private let gate = DispatchSemaphore(value: 0)
+
+    func open() { gate.signal() }
+
+    func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
+        state.withLock { $0.entered = true }
+        if !state.withLock({ $0.left }) { gate.wait() }
+        defer { state.withLock { $0.left = true } }
+        return try DefaultImageProcessor.default.process(item: item, options: options)
     }
 }

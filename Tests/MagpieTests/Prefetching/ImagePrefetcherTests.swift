@@ -171,10 +171,15 @@ extension ImagePrefetcherTests {
         #expect(prefetcher.summary.completed.count == summary.completed.count)
         #expect(recorder.completions.count == 1)
 
-        // Stopping is not a failure of the URLs: a new prefetcher fetches the rest.
+        // Stopping is not a failure of the URLs: a new prefetcher fetches the rest. A source whose
+        // disk write was under way when stop() came is reported failed yet cached (at most one per worker).
         let again = await ImagePrefetcher(urls: urls, manager: manager).run()
-        #expect(keys(again.skipped) == keys(summary.completed))
-        #expect(keys(again.completed) == keys(summary.failed))
+        let cachedAfterStop = keys(again.skipped).subtracting(keys(summary.completed))
+        #expect(keys(summary.completed).isSubset(of: keys(again.skipped)))
+        #expect(cachedAfterStop.isSubset(of: keys(summary.failed)))
+        #expect(cachedAfterStop.count <= 2)
+        #expect(keys(again.completed) == keys(summary.failed).subtracting(cachedAfterStop))
+        #expect(again.failed.isEmpty)
         try await fixture.stop()
     }
 
