@@ -41,6 +41,8 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: "Download timeout in seconds, body included.")
     var timeout: Double = 15
 
+    @OptionGroup var retrying: RetryOptions
+
     @Flag(help: "One JSON object per URL: url, cacheType, revalidated, bytes, ms, width, height, frames (or url, error).")
     var json = false
 
@@ -59,7 +61,7 @@ struct FetchCommand: AsyncParsableCommand {
             report(["error": "\(error)"], line: "fetch: \(error)")
             throw ExitCode(1)
         }
-        let downloader = global.makeDownloader(timeout: timeout)
+        let downloader = global.makeDownloader(timeout: timeout, retry: retrying.strategy)
         let manager = ImageManager(downloader: downloader, cache: cache)
         // The process exits right after: disk writes must be finished before a result is reported.
         var options: [MagpieOption] = [.waitForCache]

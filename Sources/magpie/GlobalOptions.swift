@@ -27,10 +27,12 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// The CLI's downloader: `timeout` seconds per download, body included; `concurrency` parallel
-    /// downloads overall and per host when given (the library's defaults otherwise).
-    func makeDownloader(timeout: Double, concurrency: Int? = nil) -> ImageDownloader {
+    /// downloads overall and per host when given (the library's defaults otherwise); transient
+    /// failures retried by `retry` (none when nil).
+    func makeDownloader(timeout: Double, concurrency: Int? = nil, retry: (any RetryStrategy)? = nil) -> ImageDownloader {
         var configuration = ImageDownloader.Configuration()
         configuration.downloadTimeout = .milliseconds(Int(timeout * 1000))
+        configuration.retryStrategy = retry
         if let concurrency {
             configuration.maximumConcurrentDownloads = concurrency
             configuration.maximumConcurrentDownloadsPerHost = concurrency

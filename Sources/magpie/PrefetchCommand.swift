@@ -52,6 +52,8 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Option(help: "Download timeout in seconds, body included.")
     var timeout: Double = 15
 
+    @OptionGroup var retrying: RetryOptions
+
     @Flag(help: """
         One JSON object per line on stdout. Per URL, as it finishes: url, status (completed, skipped or failed), \
         ms (since the start), then width and height (completed), cacheType (skipped: memory or disk) or error \
@@ -95,7 +97,7 @@ struct PrefetchCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         // --concurrency is the number of parallel downloads, also to a single host.
-        let downloader = global.makeDownloader(timeout: timeout, concurrency: concurrency)
+        let downloader = global.makeDownloader(timeout: timeout, concurrency: concurrency, retry: retrying.strategy)
         let manager = ImageManager(downloader: downloader, cache: cache)
         var options: [MagpieOption] = []
         if let processor = try processorOption(processor) { options.append(.processor(processor)) }

@@ -152,11 +152,19 @@ extension MagpieError.DecodingFailureReason: CustomStringConvertible {
         case .unknownFormat(let bytes): "unknown format (not an image; leading bytes \(bytes))"
         case .unsupportedFormat(let format, let detail):
             "unsupported format \(format)" + (detail.map { ": \($0)" } ?? "")
-        case .corruptData(let format, let message): "corrupt \(format) data: \(message)"
-        case .truncatedData(let format, let message): "truncated \(format) data: \(message)"
+        case .corruptData(let format, let message): Self.phrase("corrupt \(format) data", message)
+        case .truncatedData(let format, let message): Self.phrase("truncated \(format) data", message)
         case .tooLarge(let format, let message): "\(format) image too large: \(message)"
         case .outOfMemory(let format, let message): "out of memory decoding \(format): \(message)"
         }
+    }
+
+    /// `lead: message`, without repeating `lead` when the codec's message already starts with it
+    /// (libjpeg's warnings read "Corrupt JPEG data: …").
+    private static func phrase(_ lead: String, _ message: String) -> String {
+        guard message.lowercased().hasPrefix(lead.lowercased() + ":") else { return "\(lead): \(message)" }
+        let rest = message.dropFirst(lead.count + 1).drop { $0 == " " }
+        return "\(lead): \(rest)"
     }
 }
 

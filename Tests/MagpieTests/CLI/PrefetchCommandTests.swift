@@ -133,6 +133,38 @@ struct PrefetchCommandTests {
         await origin.stop()
     }
 
+    @Test func retryRetriesTransientFailuresOnlyAndOnlyWhenAsked() async throws {
+        let origin = try await OriginFixture.start()
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let flaky = origin.url("/flaky/pic.png?failures=2&code=503"), missing = origin.url("/status/404")
+        let retried = try await magpie(
+            ["prefetch", "--json", "--retry", "2", "--retry-wait", "0.05", "--cache-dir", folder.path, flaky, missing])
+        let status = Dictionary(uniqueKeysWithValues: Self.objects(retried.stdout).items.map {
+            ($0["url"] as? String ?? "", $0["status"] as? String ?? "")
+        })
+        #expect(retried.status == 1)
+        #expect(status == [flaky: "completed", missing: "failed"])
+        #expect(origin.requestCount(path: "/flaky/pic.png") == 3)
+        // A 404 is not transient: one request however many retries are allowed.
+        #expect(origin.requestCount(path: "/status/404") == 1)
+
+        // Without --retry the first 503 is the outcome; with too few retries the last one is.
+        let once = origin.url("/flaky/photo.jpg?failures=1&code=503")
+        let plain = try await magpie(["prefetch", "--json", "--cache-dir", folder.path, once])
+        #expect(plain.status == 1)
+        #expect((Self.objects(plain.stdout).items.first?["error"] as? String)?.contains("503") == true)
+        #expect(origin.requestCount(path: "/flaky/photo.jpg") == 1)
+        // `fetch` takes the same options.
+        let fresh = origin.url("/flaky/noise.png?failures=1&code=502")
+        let fetched = try await magpie(["fetch", "--json", "--retry", "1", "--retry-wait", "0", "--cache-dir", folder.path, fresh])
+        #expect(fetched.status == 0, "\(fetched.stdout)\(fetched.stderr)")
+        #expect(origin.requestCount(path: "/flaky/noise.png") == 2)
+        #expect(try await magpie(["prefetch", "--retry", "11", once]).status == 2)
+        #expect(try await magpie(["fetch", "--retry-wait", "-1", once]).status == 2)
+        await origin.stop()
+    }
+
     @Test func listFileSkipsCommentsAndBlanksAndDashReadsStdin() async throws {
         let origin = try await OriginFixture.start()
         let folder = try Self.temporaryFolder()
