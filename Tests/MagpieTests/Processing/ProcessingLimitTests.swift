@@ -86,6 +86,20 @@ struct ProcessingLimitTests {
         #expect(PNGCoderTests.peakRSSKiB() - before < 512 * 1024)
     }
 
+    @Test func blurScratchStaysNearSixteenBytesAPixelAtAnyRadius() throws {
+        // Padding every strip of the horizontally blurred image by the vertical radius made a 1000×2000 image at
+        // σ = 10⁶ need ~290 MB of float scratch (~144 bytes a pixel); only the two line buffers are padded now.
+        for sigma in [1.0, 50, 1_000_000] {
+            let layout = BoxBlur.Layout(width: 1000, height: 2000, sigma: sigma)
+            #expect(layout.scratchBytes <= 20 * 1000 * 2000, "σ \(sigma): \(layout.scratchBytes) bytes")
+        }
+        let image = Image(pixels: try TestImages.gradient(width: 1000, height: 2000))
+        let before = PNGCoderTests.peakRSSKiB()
+        let out = try #require(try process("blur:1000000", image))
+        #expect(out.width == 1000 && out.height == 2000)
+        #expect(PNGCoderTests.peakRSSKiB() - before < 128 * 1024)
+    }
+
     @Test func fillingSaturatesInsteadOfOverflowing() {
         let huge = PixelSize(width: 9, height: 7).filling(PixelSize(width: 1, height: 9_000_000_000_000_000_000))
         #expect(huge.width == 1 << 62)

@@ -53,7 +53,8 @@ public struct BlurImageProcessor: ImageProcessor {
 /// blurred independently side by side: the horizontal passes interleave a few rows, the
 /// vertical passes take a strip of a few columns. Sweeping whole groups keeps the inner loop
 /// free of a serial dependency on one running sum and keeps every line in cache.
-/// The horizontally blurred image is held as floats: 16 bytes a pixel while it runs.
+/// The horizontally blurred image is held as floats: 16 bytes a pixel while it runs, whatever
+/// the radius (the padding lives only in the two line buffers; see ``Layout``).
 enum BoxBlur {
     /// Pixels per element (rows interleaved, or columns per strip).
     @inline(__always) static var group: Int { 8 }
@@ -82,25 +83,45 @@ enum BoxBlur {
         var weight: Float { Float(2 * radius + 1) + 2 * fraction }
     }
 
+    /// The boxes and buffer sizes of one blur.
+    struct Layout {
+        let across: Box, down: Box
+        /// Vertical strips of `group` columns.
+        let strips: Int
+        /// Elements per strip of the horizontally blurred image: one per row, no padding.
+        let stripStride: Int
+        /// Elements of each padded line buffer (the longer side plus its padding).
+        let lineLength: Int
+
+        init(width: Int, height: Int, sigma: Double) {
+            // Far beyond a side's length more blur changes next to nothing along it, but the padding would keep growing
+            // with the radius. Each direction is capped by its own side: with one cap for both, `blur:1000000` on a
+            // 100000×1 strip padded its one-pixel columns by 400,000 rows (~1 TB of scratch; found in review).
+            across = Box(sigma: min(sigma, Double(4 * width)), passes: 3)
+            down = Box(sigma: min(sigma, Double(4 * height)), passes: 3)
+            strips = (width + group - 1) / group
+            // The strips are not padded: each is copied into a padded line for its vertical passes. Padded strips cost
+            // up to 9× the rows (a large radius pads each end by up to 4× the height): ~144 bytes a pixel, not 16.
+            stripStride = height * group
+            lineLength = max(width + 2 * across.pad, height + 2 * down.pad)
+        }
+
+        /// Bytes of float scratch: the horizontally blurred image and two line buffers.
+        var scratchBytes: Int { (strips * stripStride + 2 * lineLength * group) * MemoryLayout<SIMD4<Float>>.stride }
+    }
+
     static func gaussian(_ pixels: PixelBuffer, sigma: Double) throws -> PixelBuffer {
         let width = pixels.width, height = pixels.height
-        // Far beyond a side's length more blur changes next to nothing along it, but the padding (and memory) would
-        // keep growing with the radius. Each direction is capped by its own side: with one cap for both, `blur:1000000`
-        // on a 100000×1 strip padded its one-pixel columns by 400,000 rows (~1 TB of scratch; found in review).
-        let across = Box(sigma: min(sigma, Double(4 * width)), passes: 3)
-        let down = Box(sigma: min(sigma, Double(4 * height)), passes: 3)
+        let layout = Layout(width: width, height: height, sigma: sigma)
+        let across = layout.across, down = layout.down, strips = layout.strips, stripStride = layout.stripStride
         let g = group
         let opaque = pixels.isOpaque
         var output = try PixelBuffer.uninitialized(width: width, height: height)
 
-        // The horizontally blurred image, stored as vertical strips of g columns, each strip's
-        // rows padded with `pad` above and below: the vertical passes read a strip in place.
-        let strips = (width + g - 1) / g
-        let stripStride = (height + 2 * down.pad) * g
+        // The horizontally blurred image, as vertical strips of g columns.
         let middle = try allocate(strips, stripStride)
         defer { middle.deallocate() }
-        let lineLength = max(width + 2 * across.pad, height + 2 * down.pad)
-        let lineA = try allocate(lineLength, g), lineB = try allocate(lineLength, g)
+        let lineA = try allocate(layout.lineLength, g), lineB = try allocate(layout.lineLength, g)
         defer {
             lineA.deallocate()
             lineB.deallocate()
@@ -124,7 +145,7 @@ enum BoxBlur {
                 // Columns past the right edge repeat the last one, so the last strip holds
                 // no garbage (NaNs and denormals would slow the vertical passes down).
                 for strip in 0..<strips {
-                    let block = middle + strip * stripStride + (down.pad + firstRow) * g
+                    let block = middle + strip * stripStride + firstRow * g
                     for k in 0..<min(g, height - firstRow) {
                         for j in 0..<g {
                             let x = min(strip * g + j, width - 1)
@@ -138,7 +159,8 @@ enum BoxBlur {
         output.withUnsafeMutableBytes { raw in
             let dst = raw.baseAddress!
             for strip in 0..<strips {
-                sweep(middle + strip * stripStride, lineA, count: height, box: down)
+                (lineB + down.pad * g).update(from: middle + strip * stripStride, count: stripStride)
+                sweep(lineB, lineA, count: height, box: down)
                 let firstColumn = strip * g
                 let columns = min(g, width - firstColumn)
                 for y in 0..<height {
