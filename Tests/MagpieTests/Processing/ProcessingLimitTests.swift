@@ -93,11 +93,11 @@ struct ProcessingLimitTests {
             let layout = BoxBlur.Layout(width: 1000, height: 2000, sigma: sigma)
             #expect(layout.scratchBytes <= 20 * 1000 * 2000, "σ \(sigma): \(layout.scratchBytes) bytes")
         }
+        // `gaussian` allocates exactly this layout. (No peak-RSS check: other suites decode large images in the same
+        // process at the same time, and an ASan run quarantines freed memory.)
         let image = Image(pixels: try TestImages.gradient(width: 1000, height: 2000))
-        let before = PNGCoderTests.peakRSSKiB()
         let out = try #require(try process("blur:1000000", image))
         #expect(out.width == 1000 && out.height == 2000)
-        #expect(PNGCoderTests.peakRSSKiB() - before < 128 * 1024)
     }
 
     @Test func fillingSaturatesInsteadOfOverflowing() {
