@@ -91,7 +91,7 @@ extension CornerRadius {
             // The decimal point moves in the text, so `N%` reads back exactly as written.
             guard suffix.isEmpty || suffix == "w" || suffix == "h",
                   let shifted = DecimalText.shifted(String(lower[..<percent]), by: -2),
-                  let fraction = Double(shifted), fraction >= 0 else { return nil }
+                  let fraction = Double(shifted), fraction.isFinite, fraction >= 0 else { return nil }
             self = suffix == "h" ? .heightFraction(fraction) : .widthFraction(fraction)
         } else {
             guard let value = Double(lower), value.isFinite, value >= 0 else { return nil }
