@@ -135,6 +135,17 @@ struct GeometryProcessorTests {
         }
     }
 
+    @Test func aBorderWiderThanTheImageCoversItAllWithoutTrapping() throws {
+        // `border:8888888888888888888888088888888882` trapped converting its band to Int (spec fuzzer finding).
+        let source = try TestImages.gradient(width: 20, height: 16)
+        for lineWidth in [10.0, 50, 1e30, Double.greatestFiniteMagnitude] {
+            let out = try run(BorderImageProcessor(border: Border(color: Self.blue, lineWidth: lineWidth)), source)
+            #expect((0..<16).allSatisfy { y in (0..<20).allSatisfy { out[$0, y] == Self.blue } }, "line width \(lineWidth)")
+        }
+        let spec = try ImageProcessorSpec.parse("round:8|border:8888888888888888888888088888888882:0000ff|blur:0|gray")
+        #expect(try spec.process(item: .image(Image(pixels: source)), options: MagpieParsedOptions([]))?.width == 20)
+    }
+
     @Test func borderWithFractionalWidthBlendsItsInnerEdge() throws {
         let out = try run(BorderImageProcessor(border: Border(color: .black, lineWidth: 2.5)),
                           try PixelBuffer(width: 20, height: 20, fill: .white))

@@ -80,10 +80,12 @@ public struct BorderImageProcessor: ImageProcessor {
     }
 
     private func draw(on pixels: PixelBuffer, outer: RoundedRectShape, inner: RoundedRectShape) -> PixelBuffer {
-        let band = Int(max(outer.maxRadius, border.lineWidth).rounded(.up))
+        let width = pixels.width, height = pixels.height
+        // A line wider than the image covers all of it: past the longer side the band reaches no further pixel, and
+        // an unclamped `border:1e30` would trap converting to Int (spec fuzzer finding).
+        let band = Int(min(max(outer.maxRadius, border.lineWidth), Double(max(width, height))).rounded(.up))
         guard band > 0 else { return pixels }
         var output = pixels
-        let width = pixels.width, height = pixels.height
         let color = PixelBlend.straight(border.color)
         output.withUnsafeMutableBytes { raw in
             let p = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
