@@ -149,7 +149,7 @@ struct PrefetchCommandTests {
         // A 404 is not transient: one request however many retries are allowed.
         #expect(origin.requestCount(path: "/status/404") == 1)
 
-        // Without --retry the first 503 is the outcome; with too few retries the last one is.
+        // Without --retry the first 503 is the outcome.
         let once = origin.url("/flaky/photo.jpg?failures=1&code=503")
         let plain = try await magpie(["prefetch", "--json", "--cache-dir", folder.path, once])
         #expect(plain.status == 1)
