@@ -93,7 +93,7 @@ extension DiskStorage {
         let root = directoryURL.path
         // A connection of its own: the storage's is private to it, and SQLite's locking keeps the two
         // consistent exactly as it does for other processes.
-        let db = try SQLiteDatabase(path: root + "/index.sqlite")
+        let db = try SQLiteDatabase(path: Self.indexPath(root: root))
         var report = VerificationReport()
         report.repaired = repair
         var after = ""

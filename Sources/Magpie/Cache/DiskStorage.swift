@@ -52,7 +52,7 @@ public final class DiskStorage: Sendable {
             try CacheFileSystem.createDirectory(root + "/entries/" + UInt8(bucket).hexDigits)
         }
         Self.removeAbandonedTemporaryFiles(in: root + "/tmp")
-        let database = try SQLiteDatabase(path: root + "/index.sqlite")
+        let database = try SQLiteDatabase(path: Self.indexPath(root: root))
         try database.execute(config.syncsToDisk ? Self.schema + "PRAGMA synchronous=FULL;" : Self.schema)
         Self.reconcileAbandonedWrites(database, root: root)
         index = Mutex(database)
@@ -416,6 +416,9 @@ public final class DiskStorage: Sendable {
     func path(of name: String) -> String {
         root + "/entries/" + name.prefix(2) + "/" + name
     }
+
+    /// The SQLite index of the storage in `root`.
+    static func indexPath(root: String) -> String { root + "/index.sqlite" }
 
     static func pathExtension(of key: String) -> String? {
         let path = key.split(separator: "?", maxSplits: 1).first.map(String.init) ?? key

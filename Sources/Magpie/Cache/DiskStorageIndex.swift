@@ -76,7 +76,7 @@ extension DiskStorage {
 
         init(root: String) {
             self.root = root
-            let indexPath = root + "/index.sqlite"
+            let indexPath = DiskStorage.indexPath(root: root)
             index = Mutex(CacheFileSystem.exists(indexPath) ? try? SQLiteDatabase(path: indexPath, readOnly: true) : nil)
         }
 

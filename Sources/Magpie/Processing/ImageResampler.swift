@@ -31,19 +31,24 @@ public enum ImageResampler {
             throw MagpieError.processingFailed(reason: .invalidTargetSize(size))
         }
         if size.width == pixels.width && size.height == pixels.height { return pixels }
-        let fx = pixels.width / (size.width * reducingGap), fy = pixels.height / (size.height * reducingGap)
-        if filter != .nearest && (fx > 1 || fy > 1) {
-            let reduced = try BoxReducer.reduce(pixels, factorX: max(1, fx), factorY: max(1, fy))
+        if let factors = reduction(from: PixelSize(width: pixels.width, height: pixels.height), to: size, filter: filter) {
+            let reduced = try BoxReducer.reduce(pixels, factorX: factors.x, factorY: factors.y)
             return try convolve(reduced, to: size, filter: filter)
         }
         return try convolve(pixels, to: size, filter: filter)
     }
 
+    /// The whole factors `resize` box-averages by before filtering; nil when it filters the source directly.
+    private static func reduction(from source: PixelSize, to size: PixelSize, filter: ResamplingFilter) -> (x: Int, y: Int)? {
+        let fx = source.width / (size.width * reducingGap), fy = source.height / (size.height * reducingGap)
+        guard filter != .nearest, fx > 1 || fy > 1 else { return nil }
+        return (max(1, fx), max(1, fy))
+    }
+
     /// What `resize` holds besides its output: the horizontal pass's float rows, the target width × the source height
     /// after the box pre-reduction (rounded up). Processors check it against the limits before enlarging.
     static func intermediateSize(from source: PixelSize, to size: PixelSize, filter: ResamplingFilter = .lanczos3) -> PixelSize {
-        let fx = source.width / (size.width * reducingGap), fy = source.height / (size.height * reducingGap)
-        guard filter != .nearest, fx > 1 || fy > 1, fy > 1 else { return PixelSize(width: size.width, height: source.height) }
+        let fy = reduction(from: source, to: size, filter: filter)?.y ?? 1
         return PixelSize(width: size.width, height: (source.height + fy - 1) / fy)
     }
 
