@@ -40,7 +40,12 @@ public enum ImageResampler {
 
     /// The whole factors `resize` box-averages by before filtering; nil when it filters the source directly.
     private static func reduction(from source: PixelSize, to size: PixelSize, filter: ResamplingFilter) -> (x: Int, y: Int)? {
-        let fx = source.width / (size.width * reducingGap), fy = source.height / (size.height * reducingGap)
+        // A target side past Int.max / 2 (the public API takes any size) leaves nothing to reduce, rather than trapping.
+        func factor(_ from: Int, _ to: Int) -> Int {
+            let (span, overflow) = to.multipliedReportingOverflow(by: reducingGap)
+            return overflow ? 0 : from / span
+        }
+        let fx = factor(source.width, size.width), fy = factor(source.height, size.height)
         guard filter != .nearest, fx > 1 || fy > 1 else { return nil }
         return (max(1, fx), max(1, fy))
     }
