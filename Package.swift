@@ -11,8 +11,13 @@ let package = Package(
     name: "Magpie",
     platforms: [.macOS(.v15)],
     products: [
+        // The networking-free core: image model, codecs, processing, memory/disk caches and the ports.
+        .library(name: "MagpieCore", targets: ["MagpieCore"]),
+        // Everything: MagpieCore plus HTTP loading, the pipeline, the prefetcher and view binding.
         .library(name: "Magpie", targets: ["Magpie"]),
-        .executable(name: "magpie", targets: ["magpie"]),
+        // No `.executable` product on purpose: SwiftPM resolves the dependencies of every product a dependency
+        // declares, so a `magpie` product would make each client resolve ArgumentParser and Hummingbird. A root
+        // package still gets an executable product per executable target (`swift run magpie` works here).
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -47,12 +52,24 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // Imports FoundationEssentials, never full Foundation, NIO or AsyncHTTPClient: a process that only
+        // decodes, processes and caches links this and stays small.
         .target(
-            name: "Magpie",
+            name: "MagpieCore",
             dependencies: [
                 "CImageCodecs",
                 "CSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: sanitizerLocks
+        ),
+        .target(
+            name: "Magpie",
+            dependencies: [
+                "MagpieCore",
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -130,6 +147,7 @@ let package = Package(
             name: "MagpieTests",
             dependencies: [
                 "Magpie",
+                "MagpieCore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 "MagpieOrigin",

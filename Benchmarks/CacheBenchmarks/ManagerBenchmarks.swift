@@ -23,10 +23,11 @@ func measureAsync(tasks: Int, perTask: Int, batches: Int, _ body: @escaping @Sen
 }
 
 func runManagerBenchmark(batches: Int) async {
-    let cache = ImageCache(name: "bench-manager", memoryStorage: MemoryStorage(config: .init(totalCostLimit: 1 << 30, cleanInterval: 0)), diskStorage: nil)
+    let memory = MemoryStorage(config: .init(totalCostLimit: 1 << 30, cleanInterval: 0))
+    let cache = ImageCache(name: "bench-manager", memoryStorage: memory, diskStorage: nil)
     let manager = ImageManager(downloader: .default, cache: cache)
     let urls = keys.map { URL(string: $0)! }
-    for i in 0..<entryCount { cache.memoryStorage.store(images[i], forKey: keys[i]) }
+    for i in 0..<entryCount { memory.store(images[i], forKey: keys[i]) }
     let perTask = 100_000
     let picks = (0..<perTask).map { _ in Int.random(in: 0..<entryCount) }
     print()
@@ -35,7 +36,7 @@ func runManagerBenchmark(batches: Int) async {
     for tasks in [1, 2] {
         let raw = await measureAsync(tasks: tasks, perTask: perTask, batches: batches) { _ in
             var total = 0
-            for i in picks { total &+= cache.memoryStorage.value(forKey: keys[i])?.width ?? 0 }
+            for i in picks { total &+= memory.value(forKey: keys[i])?.width ?? 0 }
             return total
         }
         let hit = await measureAsync(tasks: tasks, perTask: perTask, batches: batches) { _ in

@@ -65,9 +65,9 @@ rows.append(Row(name: "resize 5000×3000 → \(thumbSize) (Lanczos-3)", magpie: 
 
 let blurInput = try generatedImage(width: 1600, height: 1250)
 let blur = BlurImageProcessor(blurRadius: 10)
-let noOptions = MagpieParsedOptions([])
+let noOptions = ImageProcessingContext.default
 var blurred: Image?
-let blurMs = try medianMs(runs) { blurred = try blur.process(item: .image(Image(pixels: blurInput)), options: noOptions) }
+let blurMs = try medianMs(runs) { blurred = try blur.process(item: .image(Image(pixels: blurInput)), context: noOptions) }
 var blurPillow: Double?
 var blurPSNR: Double?
 if let pillow {

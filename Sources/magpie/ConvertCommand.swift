@@ -14,7 +14,7 @@ struct ConvertCommand: ParsableCommand {
     @Argument(help: "Output file; its extension picks the format unless --format is given.")
     var output: String
 
-    @Option(help: "Output format: jpeg, png, gif or webp.")
+    @Option(help: "Output format: \(Self.encodable.joined(separator: ", ")).")
     var format: String?
 
     @Option(help: "Lossy quality 1-100 (JPEG, WebP).")
@@ -44,16 +44,19 @@ struct ConvertCommand: ParsableCommand {
         }
         _ = try processorOption(processor)
         guard outputFormat != nil else {
-            throw ValidationError("cannot tell the output format: use --format jpeg|png|gif|webp or a known extension")
+            throw ValidationError("cannot tell the output format: use --format \(Self.encodable.joined(separator: "|")) or a known extension")
         }
     }
 
     var outputFormat: ImageFormat? {
         let chosen = format.flatMap { ImageFormat(rawValue: $0.lowercased() == "jpg" ? "jpeg" : $0.lowercased()) }
             ?? ImageFormat(fileExtension: URL(fileURLWithPath: output).pathExtension)
-        guard let chosen, [.jpeg, .png, .gif, .webp].contains(chosen) else { return nil }
+        guard let chosen, ImageCoderRegistry.shared.canEncode(chosen) else { return nil }
         return chosen
     }
+
+    /// The formats the registry writes, by name: the one list of what `convert` can produce.
+    static var encodable: [String] { ImageCoderRegistry.shared.encodableFormats.map(\.rawValue) }
 
     func run() throws {
         let box = maxSize.flatMap(PixelSize.init(parsing:))
@@ -64,7 +67,7 @@ struct ConvertCommand: ParsableCommand {
             var chain: any ImageProcessor = DefaultImageProcessor.default
             if let box { chain = DownsamplingImageProcessor(size: box) }
             if let processor = try processorOption(processor) { chain = chain.append(another: processor) }
-            guard let image = try chain.process(item: .data(data), options: MagpieParsedOptions([])) else {
+            guard let image = try chain.process(item: .data(data), context: .default) else {
                 throw MagpieError.processingFailed(reason: .processorFailed(identifier: chain.identifier))
             }
             let options = ImageEncodingOptions(quality: quality, progressive: progressive, lossless: lossless)

@@ -121,7 +121,7 @@ private struct Output: Sendable {
             let url = try FetchCommand.url(from: text)
             let result = try await manager.retrieveImage(with: url, options: options)
             let ms = Units.ms(ContinuousClock.now - started)
-            if let outDirectory { try write(result, url: url, key: manager.cacheKey(for: .network(url)), cache: cache, to: outDirectory) }
+            if let outDirectory { try await write(result, url: url, to: outDirectory) }
             let bytes = result.downloadMetrics?.bytesReceived ?? 0
             report([
                 "url": text, "cacheType": "\(result.cacheType)", "revalidated": result.revalidated, "bytes": bytes,
@@ -141,14 +141,12 @@ private struct Output: Sendable {
     /// The bytes as downloaded or cached (or, for processed images, the image encoded as the
     /// cache would store it), written under the URL's last path component with the extension of
     /// the bytes' format.
-    private func write(_ result: RetrieveImageResult, url: URL, key: String, cache: ImageCache, to folder: String) throws {
+    private func write(_ result: RetrieveImageResult, url: URL, to folder: String) async throws {
         let data: Data
         if processed {
             data = try DefaultCacheSerializer.default.data(with: result.image, original: nil)
-        } else if let original = result.originalData {
-            data = original
-        } else if let cached = try cache.diskStorage?.value(forKey: key) {
-            data = cached
+        } else if let bytes = await result.data() {
+            data = bytes
         } else {
             return
         }

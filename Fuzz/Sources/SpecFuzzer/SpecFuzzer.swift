@@ -16,8 +16,8 @@ let sample: Image = {
 
 /// Limits far below the defaults (100 MP per frame) so that a legal but huge upscale is refused
 /// rather than spending seconds under AddressSanitizer; the limit check itself is what is fuzzed.
-let fuzzOptions = MagpieParsedOptions([.decodingOptions(ImageDecodingOptions(limits: ImageDecodingLimits(
-    maxPixelsPerFrame: 1_000_000, maxTotalBytes: 16 << 20, maxFrameCount: 100)))])
+let fuzzOptions = ImageProcessingContext(decodingOptions: ImageDecodingOptions(limits: ImageDecodingLimits(
+    maxPixelsPerFrame: 1_000_000, maxTotalBytes: 16 << 20, maxFrameCount: 100)))
 
 /// Every input is a processor spec (`--processor`, and later the proxy's URL). A spec that parses
 /// must round-trip through its identifier and must process the sample or fail with a typed
@@ -40,7 +40,7 @@ public func fuzzSpec(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         fatalError("identifier \(processor.identifier) of \(text.debugDescription) does not parse: \(error)")
     }
     do {
-        _ = try processor.process(item: .image(sample), options: fuzzOptions)
+        _ = try processor.process(item: .image(sample), context: fuzzOptions)
     } catch is MagpieError {
         // Bad parameters and refused allocations are typed errors: expected.
     } catch {

@@ -1,3 +1,4 @@
+import MagpieCore
 import Synchronization
 
 /// An image target with no screen, for servers and tests: it keeps the displayed image and a

@@ -1,3 +1,4 @@
+import MagpieCore
 import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -17,7 +18,7 @@ extension ImageBinding {
         let parsed = manager.parse(options)
         let queue = parsed.callbackQueue
         guard let source else {
-            let previous = state.withLock { state in
+            let previous = withEffects { state in
                 let previous = state.begin(nil)
                 state.show(placeholder, on: target)
                 state.stopIndicator()
@@ -28,9 +29,11 @@ extension ImageBinding {
             return nil
         }
 
-        let (id, previous) = state.withLock { state in
+        // Read before taking the lock: it is the target's code.
+        let keepsImage = parsed.keepCurrentImageWhileLoading && target.displayedImage != nil
+        let (id, previous) = withEffects { state in
             let previous = state.begin(source)
-            if !parsed.keepCurrentImageWhileLoading || target.displayedImage == nil {
+            if !keepsImage {
                 state.show(placeholder, on: target)
             }
             state.startIndicator()
@@ -65,7 +68,7 @@ extension ImageBinding {
 
     /// Cancels the current request if it still runs; its result will not be displayed.
     func cancelCurrent() {
-        let task = state.withLock { state -> RetrieveImageTask? in
+        let task = withEffects { state -> RetrieveImageTask? in
             guard state.isLoading else { return nil }
             state.current?.cancelled = true
             state.stopIndicator()
@@ -75,9 +78,9 @@ extension ImageBinding {
     }
 
     private func forward(_ progress: DownloadProgress, request id: UInt64) {
-        state.withLock { state in
-            guard state.current?.id == id, state.isLoading, state.indicatorAnimating else { return }
-            state.indicator?.update(progress: progress)
+        withEffects { state in
+            guard state.current?.id == id, state.isLoading, state.indicatorAnimating, let indicator = state.indicator else { return }
+            state.effects.append { indicator.update(progress: progress) }
         }
     }
 
@@ -87,7 +90,7 @@ extension ImageBinding {
         _ id: UInt64, source: Source, result: Result<RetrieveImageResult, MagpieError>, target: (any ImageTarget)?,
         onFailureImage: Image??
     ) -> Result<RetrieveImageResult, MagpieError> {
-        state.withLock { state in
+        withEffects { state in
             guard let current = state.current, current.id == id else {
                 let (value, error): (RetrieveImageResult?, MagpieError?) =
                     switch result {

@@ -1,3 +1,4 @@
+import MagpieCore
 import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -9,7 +10,10 @@ import Foundation
 /// A target creates one (`public let imageBinding = ImageBinding()`) and leaves it to `target.mg`.
 ///
 /// Every request gets a new identifier; a result is displayed only while its request is still the
-/// target's current one, checked under the same lock as the display itself.
+/// target's current one. What the target, placeholder and indicator are told (display, add, start,
+/// progress) is decided under the binding's lock, in the order the requests change, but never called
+/// there: the calls queue up and run in that order right after, outside the lock (``ImageTarget/display(_:)``
+/// may call back into the binding, or take locks of its own, without deadlocking).
 public final class ImageBinding: Sendable {
     struct Request {
         let id: UInt64
@@ -29,6 +33,10 @@ public final class ImageBinding: Sendable {
         var indicatorAnimating = false
         /// The placeholder added to the target and not yet removed.
         var placeholder: (any Placeholder)?
+        /// Calls to user code decided under the lock, to run after it, in order.
+        var effects: [@Sendable () -> Void] = []
+        /// A thread is running `effects` now; others leave theirs to it, which keeps them in order.
+        var runningEffects = false
     }
 
     let state = Mutex(State())
@@ -46,12 +54,30 @@ public final class ImageBinding: Sendable {
     public var indicator: (any Indicator)? {
         get { state.withLock { $0.indicator } }
         set {
-            state.withLock { state in
+            withEffects { state in
                 state.stopIndicator()
                 state.indicator = newValue
                 if state.isLoading { state.startIndicator() }
             }
         }
+    }
+
+    /// Changes the state under the lock, then runs the user calls the change queued, outside the lock and
+    /// in the order they were decided (one thread runs them at a time; a thread that finds another one
+    /// running leaves its calls to it).
+    @discardableResult
+    func withEffects<T>(_ change: (inout State) -> T) -> T {
+        let value = state.withLock { change(&$0) }
+        while let batch = state.withLock({ state -> [@Sendable () -> Void]? in
+            guard !state.runningEffects, !state.effects.isEmpty else { return nil }
+            state.runningEffects = true
+            defer { state.effects = [] }
+            return state.effects
+        }) {
+            for effect in batch { effect() }
+            state.withLock { $0.runningEffects = false }
+        }
+        return value
     }
 
     /// The current request's identifier; nil before the first request and after `setImage(with: nil)`.
@@ -80,27 +106,33 @@ extension ImageBinding.State {
     /// Replaces the shown placeholder with `placeholder`; no placeholder clears the target, so the
     /// previous request's image never sits next to a new request.
     mutating func show(_ placeholder: (any Placeholder)?, on target: any ImageTarget) {
-        self.placeholder?.remove(from: target)
+        let previous = self.placeholder
         self.placeholder = placeholder
-        if let placeholder { placeholder.add(to: target) } else { target.display(nil) }
+        effects.append {
+            previous?.remove(from: target)
+            if let placeholder { placeholder.add(to: target) } else { target.display(nil) }
+        }
     }
 
     /// Takes the placeholder off and displays `image`.
     mutating func display(_ image: Image?, on target: any ImageTarget) {
-        placeholder?.remove(from: target)
+        let previous = placeholder
         placeholder = nil
-        target.display(image)
+        effects.append {
+            previous?.remove(from: target)
+            target.display(image)
+        }
     }
 
     mutating func startIndicator() {
         guard !indicatorAnimating, let indicator else { return }
-        indicator.startAnimating()
         indicatorAnimating = true
+        effects.append { indicator.startAnimating() }
     }
 
     mutating func stopIndicator() {
         guard indicatorAnimating else { return }
-        indicator?.stopAnimating()
         indicatorAnimating = false
+        if let indicator { effects.append { indicator.stopAnimating() } }
     }
 }

@@ -3,8 +3,7 @@
 /// Every ``startAnimating()`` is followed by exactly one ``stopAnimating()``, when the request that started
 /// it ends (image, failure, cancellation, or `setImage(with: nil)`); a request that replaces a
 /// loading one keeps the indicator running rather than stopping and restarting it.
-/// The methods run under the target's binding lock (see ``ImageTarget``): keep them short and do
-/// not call back into the binding of the same target.
+/// The methods run outside any Magpie lock, one at a time per target and in order (see ``ImageTarget``).
 public protocol Indicator: Sendable {
     /// Loading began: a request started on a target that was not loading.
     func startAnimating()

@@ -1,8 +1,8 @@
 /// What a target shows while its image loads (and keeps when loading fails without
 /// ``MagpieOption/onFailureImage(_:)``).
 ///
-/// ``add(to:)`` and ``remove(from:)`` run under the target's binding lock (see ``ImageTarget``): they must not call
-/// back into the binding of the same target.
+/// ``add(to:)`` and ``remove(from:)`` run outside any Magpie lock, one at a time per target and in order
+/// (see ``ImageTarget``).
 public protocol Placeholder: Sendable {
     /// Shows the placeholder on `target`.
     ///

@@ -1,3 +1,4 @@
+import MagpieCore
 import Metrics
 import Synchronization
 
@@ -5,7 +6,7 @@ import Synchronization
 public struct DownloadStatistics: Sendable, Equatable {
     /// HTTP requests sent (each redirect and retry counts).
     public var requestsSent = 0
-    /// Callers that joined an exchange already running for the same request.
+    /// Callers that joined an exchange (or, for `downloadImage`, a decode of one) already running for the same request.
     public var dedupeHits = 0
     /// Exchanges that ended with data (or a 304).
     public var succeeded = 0

@@ -1,3 +1,4 @@
+import MagpieCore
 import HeapModule
 import Synchronization
 
@@ -12,14 +13,7 @@ final class DownloadScheduler: Sendable {
     }
 
     /// A place in a host's queue: the highest priority is the maximum, then the earliest.
-    private struct Ticket: Comparable {
-        let priority: Double
-        let id: UInt64
-
-        static func < (lhs: Ticket, rhs: Ticket) -> Bool {
-            lhs.priority != rhs.priority ? lhs.priority < rhs.priority : lhs.id > rhs.id
-        }
-    }
+    private typealias Ticket = QueueTicket<Double>
 
     private struct Waiter {
         let host: String
@@ -34,6 +28,8 @@ final class DownloadScheduler: Sendable {
         // tickets without a waiter are dropped when they reach the top.
         var queues: [String: Heap<Ticket>] = [:]
         var waiters: [UInt64: Waiter] = [:]
+        /// The current priority of each waiting ticket (raised by `raise`).
+        var priorities: [UInt64: Double] = [:]
         /// Live waiters per host: a host's heap is rebuilt when cancelled tickets outnumber them, so a stream of
         /// cancelled low-priority requests behind a busy high-priority one cannot pile up.
         var waitingPerHost: [String: Int] = [:]
@@ -66,6 +62,7 @@ final class DownloadScheduler: Sendable {
         /// Removes waiter `id` (started or cancelled) and keeps the host's heap at most about twice its live waiters.
         mutating func take(_ id: UInt64) -> Waiter? {
             guard let waiter = waiters.removeValue(forKey: id) else { return nil }
+            priorities[id] = nil
             let live = (waitingPerHost[waiter.host] ?? 1) - 1
             waitingPerHost[waiter.host] = live > 0 ? live : nil
             if let heap = queues[waiter.host], heap.count > 2 * live + 16 {
@@ -103,6 +100,18 @@ final class DownloadScheduler: Sendable {
             state.nextID += 1
             return state.nextID
         }
+        // The download is shared work: when a higher-priority caller joins it, its task is escalated, and the
+        // queued ticket moves up with it.
+        try await withTaskPriorityEscalationHandler {
+            try await wait(id: id, host: host, priority: priority)
+        } onPriorityEscalated: { _, raised in
+            self.raise(id, to: raised.downloadPriority)
+        }
+        return Slot(host: host)
+    }
+
+    /// Queues ticket `id` (unless a slot is free now) and waits for its slot.
+    private func wait(id: UInt64, host: String, priority: Double) async throws {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 // Checking cancellation inside the lock closes the race with onCancel: either
@@ -116,6 +125,7 @@ final class DownloadScheduler: Sendable {
                         return .success(())
                     }
                     state.waiters[id] = Waiter(host: host, continuation: continuation)
+                    state.priorities[id] = priority
                     state.waitingPerHost[host, default: 0] += 1
                     state.queues[host, default: Heap()].insert(Ticket(priority: priority, id: id))
                     return nil
@@ -126,8 +136,20 @@ final class DownloadScheduler: Sendable {
             let waiter = state.withLock { $0.take(id) }
             waiter?.continuation.resume(throwing: CancellationError())
         }
-        return Slot(host: host)
     }
+
+    /// Moves waiting ticket `id` up to `priority` (never down). The old ticket stays in the heap without
+    /// effect: whichever of the two reaches the top first starts the waiter, the other is dropped as cancelled.
+    func raise(_ id: UInt64, to priority: Double) {
+        state.withLock { state in
+            guard let waiter = state.waiters[id], let current = state.priorities[id], priority > current else { return }
+            state.priorities[id] = priority
+            state.queues[waiter.host, default: Heap()].insert(Ticket(priority: priority, id: id))
+        }
+    }
+
+    /// The priorities of the waiting tickets now, highest first (for tests).
+    var waitingPriorities: [Double] { state.withLock { $0.priorities.values.sorted(by: >) } }
 
     /// Gives a slot back and starts the best waiting callers that now fit.
     func release(_ slot: Slot) {

@@ -1,3 +1,4 @@
+import MagpieCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -16,7 +17,7 @@ struct HTTPTransfer: Sendable {
     let request: ImageRequest
     let timeout: Duration
     let redirectHandler: (any ImageDownloadRedirectHandler)?
-    let validators: DiskStorage.Validators?
+    let validators: HTTPValidators?
     let onSend: @Sendable (ImageRequest) -> Void
     let onResponse: @Sendable (HTTPResponseInfo) -> Void
     let onProgress: @Sendable (DownloadProgress, _ final: Bool) -> Void

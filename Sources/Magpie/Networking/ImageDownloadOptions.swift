@@ -1,3 +1,4 @@
+import MagpieCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -25,7 +26,7 @@ public struct ImageDownloadOptions: Sendable {
     public var decodingOptions: ImageDecodingOptions
     /// Validators of a cached copy: sent as `If-None-Match` / `If-Modified-Since`. A `304 Not Modified`
     /// answer then gives a result with ``ImageDataResult/notModified`` true and no data. Default nil.
-    public var validators: DiskStorage.Validators?
+    public var validators: HTTPValidators?
 
     /// Options with the given values; each parameter sets the property of the same name.
     ///
@@ -44,7 +45,7 @@ public struct ImageDownloadOptions: Sendable {
         redirectHandler: (any ImageDownloadRedirectHandler)? = nil,
         retryStrategy: (any RetryStrategy)? = nil,
         decodingOptions: ImageDecodingOptions = .default,
-        validators: DiskStorage.Validators? = nil
+        validators: HTTPValidators? = nil
     ) {
         self.timeout = timeout
         self.priority = priority
@@ -59,31 +60,3 @@ public struct ImageDownloadOptions: Sendable {
     /// no validators.
     public static let `default` = ImageDownloadOptions()
 }
-
-/// Bytes received so far by one download.
-public struct DownloadProgress: Sendable, Equatable {
-    /// Body bytes received.
-    public var receivedBytes: Int
-    /// The body's `Content-Length`, when the server sent one.
-    public var expectedBytes: Int?
-
-    /// A progress value.
-    ///
-    /// - Parameters:
-    ///   - receivedBytes: Body bytes received so far.
-    ///   - expectedBytes: The `Content-Length`, or nil when unknown.
-    public init(receivedBytes: Int, expectedBytes: Int?) {
-        self.receivedBytes = receivedBytes
-        self.expectedBytes = expectedBytes
-    }
-
-    /// ``receivedBytes`` / ``expectedBytes``, capped at 1; nil when the size is unknown or zero.
-    public var fraction: Double? {
-        guard let expectedBytes, expectedBytes > 0 else { return nil }
-        return min(1, Double(receivedBytes) / Double(expectedBytes))
-    }
-}
-
-/// Called with progress reports of one caller's download (throttled to at most one per
-/// ``ImageDownloader/Configuration/progressInterval``; the last chunk is always reported).
-public typealias DownloadProgressHandler = @Sendable (DownloadProgress) -> Void

@@ -1,3 +1,4 @@
+import MagpieCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -25,8 +26,11 @@ public final class ImageDownloader: Sendable {
     public let configuration: Configuration
 
     private let clientOwner: HTTPClientOwner
-    private let scheduler: DownloadScheduler
-    private let loads = Mutex<[String: DownloadLoad]>([:])
+    let scheduler: DownloadScheduler
+    /// The bytes stage: one HTTP exchange per (modified) request, however many callers wait.
+    private let exchanges: SharedWork<String, ImageDataResult>
+    /// The decoded stage over it: one decode per exchange and decoding variant.
+    private let decodes = SharedWork<String, ImageLoadingResult>()
     private let nextSubscriberID = Atomic<UInt64>(0)
     private let delegateBox = Mutex<(any ImageDownloaderDelegate)?>(nil)
     private let counters: DownloadCounters
@@ -40,6 +44,7 @@ public final class ImageDownloader: Sendable {
     public init(name: String, configuration: Configuration = Configuration()) {
         self.name = name
         self.configuration = configuration
+        self.exchanges = SharedWork(progressInterval: configuration.progressInterval)
         self.scheduler = DownloadScheduler(
             maximumTotal: configuration.maximumConcurrentDownloads,
             maximumPerHost: configuration.maximumConcurrentDownloadsPerHost)
@@ -97,7 +102,10 @@ public final class ImageDownloader: Sendable {
     public func downloadData(
         with url: URL, options: ImageDownloadOptions = .default, progress: DownloadProgressHandler? = nil
     ) async throws -> ImageDataResult {
-        try await loadData(with: url, options: options, progress: progress).result
+        if Task.isCancelled { throw MagpieError.requestFailed(reason: .cancelled(url)) }
+        let request = try await prepare(url: url, options: options)
+        if let provided = try await provided(request) { return provided }
+        return try await exchange(request, key: exchangeKey(request, options: options), options: options, progress: progress)
     }
 
     /// Downloads and decodes the image at `url`. Callers that share one exchange and ask for the
@@ -115,13 +123,25 @@ public final class ImageDownloader: Sendable {
     public func downloadImage(
         with url: URL, options: ImageDownloadOptions = .default, progress: DownloadProgressHandler? = nil
     ) async throws -> ImageLoadingResult {
-        var options = options
-        options.validators = nil
-        let (result, load) = try await loadData(with: url, options: options, progress: progress)
+        var unconditional = options
+        unconditional.validators = nil
+        let options = unconditional
+        if Task.isCancelled { throw MagpieError.requestFailed(reason: .cancelled(url)) }
+        let request = try await prepare(url: url, options: options)
         let decodingOptions = options.decodingOptions
-        let decode: @Sendable () throws -> Image = { try result.decodedImage(options: decodingOptions) }
-        let image = try await (load?.image(variant: decodingOptions.variantIdentifier, decode: decode) ?? decode())
-        return ImageLoadingResult(image: image, url: result.url, originalData: result.data, response: result.response, metrics: result.metrics)
+        if let provided = try await provided(request) { return try provided.loadingResult(decodingOptions: decodingOptions) }
+        let key = exchangeKey(request, options: options)
+        // Callers of one exchange that want the same decode share it; other decodes share only the bytes.
+        return try await decodes.value(
+            for: key + "\ndecode:" + decodingOptions.variantIdentifier, priority: TaskPriority(downloadPriority: options.priority),
+            cancellationError: MagpieError.requestFailed(reason: .cancelled(request.url)), progress: progress,
+            // A caller that joins a running decode is served by another caller's exchange too.
+            onJoin: { self.counters.dedupeHit() }
+        ) { reporter in
+            let result = try await self.exchange(request, key: key, options: options, progress: { reporter.report($0) })
+            // Decoding is CPU work: on the bounded processing executor, off the cooperative pool.
+            return try await BoundedExecutor.processing.run { _ in try result.loadingResult(decodingOptions: decodingOptions) }
+        }
     }
 
     /// Completion-handler variant of ``downloadImage(with:options:progress:)``. The handler is called
@@ -150,49 +170,39 @@ public final class ImageDownloader: Sendable {
 
     // MARK: Internals
 
-    /// The bytes, and the shared load when they came over HTTP.
-    private func loadData(
-        with url: URL, options: ImageDownloadOptions, progress: DownloadProgressHandler?
-    ) async throws -> (result: ImageDataResult, load: DownloadLoad?) {
-        if Task.isCancelled { throw MagpieError.requestFailed(reason: .cancelled(url)) }
-        let request = try await prepare(url: url, options: options)
-        if let provider = dataProvider(for: request.url) {
-            let data = try await provider.data()
-            return (ImageDataResult(data: data, url: request.url, response: nil, notModified: false, metrics: DownloadMetrics()), nil)
-        }
-        let subscriberID = nextSubscriberID.wrappingAdd(1, ordering: .relaxed).newValue
+    /// The bytes of a `file:` or `data:` URL, read without the queue or a request; nil for HTTP(S).
+    private func provided(_ request: ImageRequest) async throws -> ImageDataResult? {
+        guard let provider = dataProvider(for: request.url) else { return nil }
+        let data = try await provider.data()
+        return ImageDataResult(data: data, url: request.url, response: nil, notModified: false, metrics: DownloadMetrics())
+    }
+
+    /// What makes two downloads one exchange: the modified request (method, URL, sorted headers), the
+    /// conditional validators and the deadline. A request with its own redirect handler shares with
+    /// nobody (a refusing handler must not receive another caller's redirect).
+    private func exchangeKey(_ request: ImageRequest, options: ImageDownloadOptions) -> String {
         var key = request.dedupeKey
         if let validators = options.validators {
             key += "\nif-none-match:\(validators.etag ?? "")\nif-modified-since:\(validators.lastModified ?? "")"
         }
-        // Callers share an exchange only when it runs under the same deadline, and never when one
-        // has its own redirect policy (a refusing handler must not receive another caller's redirect).
         key += "\ntimeout:\(options.timeout ?? configuration.downloadTimeout)"
-        if options.redirectHandler != nil { key += "\nredirect-handler:\(subscriberID)" }
-        let joined = LoadReference()
-        let result = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ImageDataResult, any Error>) in
-                let (load, isNew) = loads.withLock { loads -> (DownloadLoad, Bool) in
-                    if let existing = loads[key], existing.subscribe(id: subscriberID, continuation: continuation, progress: progress) {
-                        return (existing, false)
-                    }
-                    let load = DownloadLoad(key: key, url: request.url, progressInterval: configuration.progressInterval)
-                    _ = load.subscribe(id: subscriberID, continuation: continuation, progress: progress)
-                    loads[key] = load
-                    return (load, true)
-                }
-                // A cancellation that arrived between subscribing and here found no load to leave.
-                if joined.set(load) { load.unsubscribe(id: subscriberID) }
-                if isNew {
-                    load.start { await self.perform(load, request: request, options: options) }
-                } else {
-                    counters.dedupeHit()
-                }
-            }
-        } onCancel: {
-            joined.cancel()?.unsubscribe(id: subscriberID)
+        if options.redirectHandler != nil {
+            key += "\nredirect-handler:\(nextSubscriberID.wrappingAdd(1, ordering: .relaxed).newValue)"
         }
-        return (result, joined.get())
+        return key
+    }
+
+    /// The bytes stage: joins the exchange running for `key`, or starts it.
+    private func exchange(
+        _ request: ImageRequest, key: String, options: ImageDownloadOptions, progress: DownloadProgressHandler?
+    ) async throws -> ImageDataResult {
+        try await exchanges.value(
+            for: key, priority: TaskPriority(downloadPriority: options.priority),
+            cancellationError: MagpieError.requestFailed(reason: .cancelled(request.url)), progress: progress,
+            onJoin: { self.counters.dedupeHit() }
+        ) { reporter in
+            try await self.perform(request: request, options: options, progress: reporter).get()
+        }
     }
 
     /// Checks the scheme and applies the downloader's and the request's modifiers.
@@ -215,16 +225,15 @@ public final class ImageDownloader: Sendable {
     }
 
     /// Runs one shared exchange to its end: slot, attempts, retries; then answers every caller.
-    private func perform(_ load: DownloadLoad, request: ImageRequest, options: ImageDownloadOptions) async {
+    private func perform(
+        request: ImageRequest, options: ImageDownloadOptions, progress: SharedWork<String, ImageDataResult>.ProgressReporter
+    ) async -> Result<ImageDataResult, MagpieError> {
         let timeout = options.timeout ?? configuration.downloadTimeout
         let result: Result<ImageDataResult, MagpieError>
         do {
-            result = .success(try await attempts(load, request: request, options: options, timeout: timeout))
+            result = .success(try await attempts(request: request, options: options, timeout: timeout, progress: progress))
         } catch {
             result = .failure(TransportError.map(error, url: request.url, timeout: timeout))
-        }
-        loads.withLock { loads in
-            if loads[load.key] === load { loads[load.key] = nil }
         }
         counters.finished(result)
         switch result {
@@ -240,12 +249,15 @@ public final class ImageDownloader: Sendable {
             }
             delegate?.imageDownloader(self, didFinish: request.url, result: result, metrics: DownloadMetrics())
         }
-        load.finish(result)
+        return result
     }
 
     /// Attempts under a download slot, retried as the strategy says. The slot is given back
     /// while waiting for a retry so other downloads can run.
-    private func attempts(_ load: DownloadLoad, request: ImageRequest, options: ImageDownloadOptions, timeout: Duration) async throws -> ImageDataResult {
+    private func attempts(
+        request: ImageRequest, options: ImageDownloadOptions, timeout: Duration,
+        progress: SharedWork<String, ImageDataResult>.ProgressReporter
+    ) async throws -> ImageDataResult {
         let strategy = options.retryStrategy ?? configuration.retryStrategy
         let host = "\(request.url.host ?? ""):\(request.url.port ?? -1)"
         var retries = 0
@@ -256,7 +268,7 @@ public final class ImageDownloader: Sendable {
             queued += ContinuousClock.now - waitStart
             let outcome: Result<ImageDataResult, MagpieError>
             do {
-                outcome = .success(try await transfer(load, request: request, options: options, timeout: timeout).run())
+                outcome = .success(try await transfer(request: request, options: options, timeout: timeout, progress: progress).run())
             } catch {
                 outcome = .failure(TransportError.map(error, url: request.url, timeout: timeout))
             }
@@ -284,7 +296,10 @@ public final class ImageDownloader: Sendable {
         }
     }
 
-    private func transfer(_ load: DownloadLoad, request: ImageRequest, options: ImageDownloadOptions, timeout: Duration) -> HTTPTransfer {
+    private func transfer(
+        request: ImageRequest, options: ImageDownloadOptions, timeout: Duration,
+        progress: SharedWork<String, ImageDataResult>.ProgressReporter
+    ) -> HTTPTransfer {
         HTTPTransfer(
             client: clientOwner.client, configuration: configuration, request: request, timeout: timeout,
             redirectHandler: options.redirectHandler, validators: options.validators,
@@ -296,7 +311,7 @@ public final class ImageDownloader: Sendable {
                 counters.responseReceived(status: response.statusCode)
                 delegate?.imageDownloader(self, didReceive: response)
             },
-            onProgress: { progress, final in load.reportProgress(progress, force: final) })
+            onProgress: { value, final in progress.report(value, final: final) })
     }
 }
 
@@ -309,30 +324,6 @@ private final class HTTPClientOwner: Sendable {
     deinit {
         client.shutdown { _ in }
     }
-}
-
-/// The load a caller joined, for its cancellation handler. `set` and `cancel` meet under one
-/// lock, so whichever comes second sees the other: the caller leaves its load either way.
-private final class LoadReference: Sendable {
-    private let state = Mutex<(load: DownloadLoad?, cancelled: Bool)>((nil, false))
-
-    /// Records the load; true when the caller was cancelled before (it must leave the load now).
-    func set(_ value: DownloadLoad) -> Bool {
-        state.withLock { state in
-            state.load = value
-            return state.cancelled
-        }
-    }
-
-    /// Marks the caller cancelled; the load to leave, when it is already known.
-    func cancel() -> DownloadLoad? {
-        state.withLock { state in
-            state.cancelled = true
-            return state.load
-        }
-    }
-
-    func get() -> DownloadLoad? { state.withLock { $0.load } }
 }
 
 extension Duration {

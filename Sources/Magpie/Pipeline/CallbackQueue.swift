@@ -1,3 +1,4 @@
+import MagpieCore
 import Dispatch
 // Full Foundation for `Thread.isMainThread` (FoundationEssentials has no threads).
 import Foundation

@@ -1,3 +1,4 @@
+import MagpieCore
 import Dispatch
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -39,14 +40,18 @@ extension ImageManager {
         if !skipCaches, let hit = await cachedVariant(request) {
             let result = RetrieveImageResult(
                 image: hit.image, cacheType: hit.cacheType, source: source, originalSource: originalSource,
-                originalData: nil, revalidated: revalidation != nil, downloadMetrics: revalidation)
+                originalData: nil, revalidated: revalidation != nil, downloadMetrics: revalidation,
+                cachedData: request.cachedData)
             return deliver(result, request: request, originalSource: originalSource)
         }
         let result: RetrieveImageResult
         if let key = request.coalescingKey(skipCaches: skipCaches) {
             let missSkipsCaches = skipCaches
-            result = try await coalescer.run(key: key, cancelled: Self.cancelled(source), progress: progress) { progress in
-                try await self.produce(request, skipCaches: missSkipsCaches, progress: progress)
+            result = try await variants.value(
+                for: key, priority: TaskPriority(downloadPriority: options.downloadPriority),
+                cancellationError: Self.cancelled(source), progress: progress
+            ) { reporter in
+                try await self.produce(request, skipCaches: missSkipsCaches, progress: { reporter.report($0) })
             }
         } else {
             result = try await produce(request, skipCaches: skipCaches, progress: progress ?? { _ in })
@@ -138,75 +143,72 @@ extension ImageManager {
 
     /// The unprocessed original, decoded in memory or as bytes on disk, from the original cache.
     private func originalItem(_ request: RetrievalRequest) async throws -> (
-        item: ImageProcessItem, data: Data?, validators: DiskStorage.Validators, cacheType: CacheType
+        item: ImageProcessItem, data: Data?, validators: HTTPValidators, cacheType: CacheType
     )? {
+        let originalCache = request.originalCache
         let memoryKey = ImageCache.memoryKey(request.key, decodingOptions: request.decoding)
-        if let image = request.originalCache.memoryStorage.value(forKey: memoryKey) {
-            let validators = (try? request.originalCache.diskStorage?.metadata(forKey: request.key))??.validators
+        if let image = originalCache.memoryCache.image(forKey: memoryKey, extendingExpiration: nil) {
+            let validators = (try? await originalCache.dataCache?.cachedMetadata(forKey: request.key))??.validators
             return (.image(image), nil, validators ?? .init(), .memory)
         }
-        guard let disk = request.originalCache.diskStorage,
-            let entry = try? disk.entry(forKey: request.key, extendingExpiration: request.options.diskCacheAccessExtendingExpiration)
+        guard let dataCache = originalCache.dataCache,
+            let entry = try? await dataCache.cachedEntry(
+                forKey: request.key, extendingExpiration: request.options.diskCacheAccessExtendingExpiration)
         else { return nil }
         return (.data(entry.data), entry.data, entry.metadata.validators, .disk)
     }
 
-    /// The bytes of the source: downloaded (unless the URL is on the failed-URL list) or provided.
+    /// The bytes of the source from the loader: downloaded (unless the URL is on the failed-URL list) or provided.
     private func fetch(
         _ request: RetrievalRequest, progress: @escaping DownloadProgressHandler
     ) async throws -> (data: Data, response: HTTPResponseInfo?, metrics: DownloadMetrics?) {
-        switch request.source {
-        case .network(let resource):
-            let fetched = try await download(resource.downloadURL, request: request, validators: nil, progress: progress)
-            return (fetched.data, fetched.response, fetched.metrics)
-        case .provider(let provider):
-            do {
-                return (try await provider.data(), nil, nil)
-            } catch {
-                throw Self.magpieError(error, source: request.source)
-            }
-        }
+        let fetched = try await load(request.source, request: request, validators: nil, progress: progress)
+        guard case .network = request.source else { return (fetched.data, nil, nil) }
+        return (fetched.data, fetched.response, fetched.metrics)
     }
 
-    /// One download through the downloader, checked against and recorded in the failed-URL list.
-    private func download(
-        _ url: URL, request: RetrievalRequest, validators: DiskStorage.Validators?, progress: DownloadProgressHandler?
+    /// One load through the loader; a network source is checked against and recorded in the failed-URL list.
+    private func load(
+        _ source: Source, request: RetrievalRequest, validators: HTTPValidators?, progress: DownloadProgressHandler?
     ) async throws -> ImageDataResult {
         let options = request.options
-        if !options.retryFailed, let previous = failedURLs.failure(for: url) {
+        let url: URL? = if case .network(let resource) = source { resource.downloadURL } else { nil }
+        if let url, !options.retryFailed, let previous = failedURLs.failure(for: url) {
             counters.failedFast.add(1, ordering: .relaxed)
             throw MagpieError.requestFailed(reason: .recentlyFailed(url, previous: previous))
         }
-        let downloader = options.downloader ?? self.downloader
+        let loader: any ImageDataLoading = options.downloader ?? self.loader
         do {
-            let fetched = try await downloader.downloadData(with: url, options: options.downloadOptions(validators: validators), progress: progress)
-            counters.downloads.add(1, ordering: .relaxed)
+            let fetched = try await loader.loadImageData(
+                for: source, options: options.downloadOptions(validators: validators), progress: progress)
+            if url != nil { counters.downloads.add(1, ordering: .relaxed) }
             return fetched
         } catch {
             let failure = Self.magpieError(error, source: request.source)
-            failedURLs.record(url, error: failure)
+            if let url { failedURLs.record(url, error: failure) }
             throw failure
         }
     }
 
-    /// Runs the processor (the default one decodes) inline or, with `backgroundDecode`, on the
-    /// processing queue. A decoding failure of an HTTP body names the response.
+    /// Runs the processor (the default one decodes) on the manager's processing executor: off the
+    /// cooperative pool, and never more at once than it has slots. A decoding failure of an HTTP body names the response.
     private func process(_ request: RetrievalRequest, _ item: ImageProcessItem, response: HTTPResponseInfo?) async throws -> Image {
         let counters = self.counters
-        let work: @Sendable () throws -> Image = {
-            if case .data = item { counters.decodes.add(1, ordering: .relaxed) }
-            if request.isProcessed { counters.processingRuns.add(1, ordering: .relaxed) }
-            guard let image = try request.processor.process(item: item, options: request.options) else {
-                throw MagpieError.processingFailed(reason: .processorFailed(identifier: request.processor.identifier))
-            }
-            return image
-        }
+        let decodingOptions = request.options.effectiveDecodingOptions
         do {
-            guard request.options.backgroundDecode else { return try work() }
-            return try await withCheckedThrowingContinuation { continuation in
-                Self.processingQueue.async { continuation.resume(with: Result { try work() }) }
+            return try await processingExecutor.run(priority: TaskPriority(downloadPriority: request.options.downloadPriority)) { isCancelled in
+                if case .data = item { counters.decodes.add(1, ordering: .relaxed) }
+                if request.isProcessed { counters.processingRuns.add(1, ordering: .relaxed) }
+                let context = ImageProcessingContext(decodingOptions: decodingOptions, isCancelled: isCancelled)
+                guard let image = try request.processor.process(item: item, context: context) else {
+                    throw MagpieError.processingFailed(reason: .processorFailed(identifier: request.processor.identifier))
+                }
+                return image
             }
+        } catch is CancellationError {
+            throw Self.cancelled(request.source)
         } catch let error as MagpieError {
+            if error.isCancellation { throw Self.cancelled(request.source) }
             guard let response, case .decodingFailed(let reason) = error else { throw error }
             throw MagpieError.responseFailed(reason: .undecodable(response, reason: reason))
         }
@@ -215,18 +217,18 @@ extension ImageManager {
     /// Stores the variant in memory at once and on disk (awaited with `waitForCache`, else in
     /// the background); with `storeOriginal`, the downloaded bytes too, as the original.
     private func store(
-        _ request: RetrievalRequest, image: Image, data: Data?, validators: DiskStorage.Validators, storeOriginal: Bool
+        _ request: RetrievalRequest, image: Image, data: Data?, validators: HTTPValidators, storeOriginal: Bool
     ) async {
         let options = request.options
-        // Memory first and synchronously: a request arriving right after this one must hit it.
-        request.cache.memoryStorage.store(image, forKey: request.memoryKey, expiration: options.memoryCacheExpiration)
+        // Memory first and synchronously: a request arriving right after this one must hit it. Only here: the
+        // data-cache write below does not store into memory again (that could bring back an entry removed since).
+        request.cache.memoryCache.storeImage(image, forKey: request.memoryKey, expiration: options.memoryCacheExpiration)
         guard !options.cacheMemoryOnly else { return }
         let write: @Sendable () async -> Void = {
-            await request.cache.store(
-                image, original: request.isProcessed ? nil : data, forKey: request.key,
-                processorIdentifier: request.variantIdentifier, cacheSerializer: request.serializer,
-                memoryExpiration: options.memoryCacheExpiration, diskExpiration: options.diskCacheExpiration,
-                validators: validators, decodingOptions: request.readDecoding)
+            _ = await request.cache.storeInDataCache(
+                image, original: request.isProcessed ? nil : data,
+                computedKey: ImageCache.computedKey(request.key, processorIdentifier: request.variantIdentifier),
+                cacheSerializer: request.serializer, expiration: options.diskCacheExpiration, validators: validators)
             if storeOriginal, request.isProcessed, let data {
                 try? await request.originalCache.storeToDisk(
                     data, forKey: request.key, expiration: options.diskCacheExpiration, validators: validators)
@@ -255,38 +257,38 @@ extension ImageManager {
     private func checkFreshness(_ request: RetrievalRequest, url: URL, progress: DownloadProgressHandler?) async throws -> Freshness {
         let options = request.options
         // The entries whose validators describe the upstream version: the variant, and the original.
-        var candidates: [(disk: DiskStorage, key: String)] = []
-        if let disk = request.cache.diskStorage {
-            candidates.append((disk, ImageCache.computedKey(request.key, processorIdentifier: request.variantIdentifier)))
+        var candidates: [(cache: any DataCaching, key: String)] = []
+        if let dataCache = request.cache.dataCache {
+            candidates.append((dataCache, ImageCache.computedKey(request.key, processorIdentifier: request.variantIdentifier)))
         }
-        if request.isProcessed, let disk = request.originalCache.diskStorage { candidates.append((disk, request.key)) }
-        let stored = candidates.compactMap { candidate in
-            (try? candidate.disk.metadata(forKey: candidate.key)).flatMap { $0 }.map { (candidate.disk, candidate.key, $0) }
+        if request.isProcessed, let dataCache = request.originalCache.dataCache { candidates.append((dataCache, request.key)) }
+        var stored: [(cache: any DataCaching, key: String, metadata: DataCacheMetadata)] = []
+        for candidate in candidates {
+            if let metadata = try? await candidate.cache.cachedMetadata(forKey: candidate.key) {
+                stored.append((candidate.cache, candidate.key, metadata))
+            }
         }
-        guard let (disk, _, metadata) = stored.first else { return .fresh }
+        guard let (dataCache, _, metadata) = stored.first else { return .fresh }
         if !options.revalidate {
             guard let maxAge = metadata.validators.maxAge else { return .fresh }
             // A variant made later from the original is as old as the original's response.
-            let validated = stored.map(\.2.created).min() ?? metadata.created
-            if disk.config.clock.now().timeIntervalSince(validated) < maxAge { return .fresh }
+            let validated = stored.map(\.metadata.created).min() ?? metadata.created
+            if dataCache.clock.now().timeIntervalSince(validated) < maxAge { return .fresh }
         }
         let validators = metadata.validators
-        guard validators.etag != nil || validators.lastModified != nil else { return options.revalidate ? .fresh : .stale }
+        guard validators.canRevalidate else { return options.revalidate ? .fresh : .stale }
         // A URL that failed for good is not asked again; what is cached is served.
         if !options.retryFailed, failedURLs.contains(url) { return .fresh }
-        let fetched = try await download(url, request: request, validators: validators, progress: progress)
+        let fetched = try await load(request.source, request: request, validators: validators, progress: progress)
         guard fetched.notModified else {
             return .replaced(try await finishDownload(request, data: fetched.data, response: fetched.response, metrics: fetched.metrics))
         }
         counters.notModified.add(1, ordering: .relaxed)
         // A 304 may repeat or update the validators and freshness; keep what it does not repeat.
         let fresh = fetched.response?.validators ?? .init()
-        for (disk, key, metadata) in stored {
-            var merged = metadata.validators
-            merged.etag = fresh.etag ?? merged.etag
-            merged.lastModified = fresh.lastModified ?? merged.lastModified
-            merged.maxAge = fresh.maxAge ?? merged.maxAge
-            _ = try? disk.refresh(forKey: key, validators: merged, expiration: options.diskCacheExpiration)
+        for (dataCache, key, metadata) in stored {
+            _ = try? await dataCache.refreshEntry(
+                forKey: key, validators: metadata.validators.merged(with: fresh), expiration: options.diskCacheExpiration)
         }
         return .notModified(fetched.metrics)
     }

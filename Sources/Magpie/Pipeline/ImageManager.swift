@@ -1,3 +1,4 @@
+import MagpieCore
 import Dispatch
 import Logging
 import Synchronization
@@ -22,8 +23,10 @@ public final class ImageManager: Sendable {
     /// The shared manager: ``ImageDownloader/default`` and ``ImageCache/default``, with its own failed-URL list.
     public static let shared = ImageManager(downloader: .default, cache: .default)
 
-    /// Downloads for this manager unless an option names another downloader.
-    public let downloader: ImageDownloader
+    /// Fetches the bytes of sources for this manager unless an option names another downloader.
+    public let loader: any ImageDataLoading
+    /// The loader when it is an ``ImageDownloader`` (statistics, shutdown); nil for another loader.
+    public var downloader: ImageDownloader? { loader as? ImageDownloader }
     /// Caches for this manager unless an option names another cache.
     public let cache: ImageCache
     /// URLs that failed for good, refused until ``MagpieOption/retryFailed`` or removal.
@@ -35,13 +38,13 @@ public final class ImageManager: Sendable {
     }
 
     private let settings: Mutex<Settings>
-    let coalescer = ProcessingCoalescer()
+    /// The processed-variant stage: one run of the miss path per variant, however many callers want it.
+    let variants = SharedWork<String, RetrieveImageResult>()
     let counters = ManagerCounters()
     let logger = Logger(label: "magpie.manager")
 
-    /// Where `backgroundDecode` runs decoding and processing.
-    static let processingQueue = DispatchQueue(label: "magpie.ImageManager.processing", attributes: .concurrent)
-    static let processingQueueKey = DispatchSpecificKey<Bool>()
+    /// Where decoding and processing run: at most its width at once, off the cooperative pool.
+    public let processingExecutor: BoundedExecutor
 
     /// Unprocessed images are stored as the bytes that came in: re-encoding would lose quality,
     /// and the stored ETag describes exactly those bytes.
@@ -55,15 +58,34 @@ public final class ImageManager: Sendable {
     ///   - failedURLs: The failed-URL list (shared between managers when the same one is passed); a new,
     ///     empty list by default.
     ///   - cacheKeyFilter: Maps plain URLs to cache keys; nil (the default) keeps `absoluteString`.
-    public init(
+    ///   - processingExecutor: Where decoding and processing run; ``BoundedExecutor/processing`` (one slot per
+    ///     core, shared by every manager) by default.
+    public convenience init(
         downloader: ImageDownloader, cache: ImageCache, failedURLs: FailedURLList = FailedURLList(),
-        cacheKeyFilter: CacheKeyFilter? = nil
+        cacheKeyFilter: CacheKeyFilter? = nil, processingExecutor: BoundedExecutor = .processing
     ) {
-        self.downloader = downloader
+        self.init(
+            loader: downloader, cache: cache, failedURLs: failedURLs, cacheKeyFilter: cacheKeyFilter,
+            processingExecutor: processingExecutor)
+    }
+
+    /// A manager over any loader (the loader port) and cache.
+    ///
+    /// - Parameters:
+    ///   - loader: Fetches the bytes of sources: an ``ImageDownloader``, a ``DataProviderLoader`` or your own.
+    ///   - cache: Caches for this manager unless ``MagpieOption/targetCache(_:)`` names another.
+    ///   - failedURLs: The failed-URL list; a new, empty list by default.
+    ///   - cacheKeyFilter: Maps plain URLs to cache keys; nil (the default) keeps `absoluteString`.
+    ///   - processingExecutor: Where decoding and processing run; ``BoundedExecutor/processing`` by default.
+    public init(
+        loader: any ImageDataLoading, cache: ImageCache, failedURLs: FailedURLList = FailedURLList(),
+        cacheKeyFilter: CacheKeyFilter? = nil, processingExecutor: BoundedExecutor = .processing
+    ) {
+        self.loader = loader
         self.cache = cache
         self.failedURLs = failedURLs
         self.settings = Mutex(Settings(cacheKeyFilter: cacheKeyFilter))
-        Self.processingQueue.setSpecific(key: Self.processingQueueKey, value: true)
+        self.processingExecutor = processingExecutor
     }
 
     /// Options applied before every call's own options (which win where both set the same thing). Empty by default.
@@ -92,7 +114,7 @@ public final class ImageManager: Sendable {
     }
 
     /// Counts of what the manager did since it was created.
-    public var statistics: Statistics { counters.snapshot(joined: coalescer.joined.load(ordering: .relaxed)) }
+    public var statistics: Statistics { counters.snapshot(joined: variants.joinedCount) }
 
     /// `options` after the manager's `defaultOptions`, parsed.
     func parse(_ options: [MagpieOption]) -> MagpieParsedOptions {
@@ -231,6 +253,7 @@ public final class ImageManager: Sendable {
 
     /// Any error as a `MagpieError`; Swift cancellation becomes `RequestFailureReason.cancelled`.
     static func magpieError(_ error: any Error, source: Source) -> MagpieError {
+        if case .processingFailed(reason: .cancelled)? = error as? MagpieError { return cancelled(source) }
         if let error = error as? MagpieError { return error }
         if error is CancellationError { return cancelled(source) }
         return .requestFailed(reason: .dataProviderFailed(cacheKey: source.cacheKey, message: "\(error)"))

@@ -1,3 +1,4 @@
+import MagpieCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -66,8 +67,8 @@ public enum MagpieOption: Sendable {
     // MARK: Decoding and processing
     /// How downloaded and cached bytes are decoded (target size, first frame only, limits, …).
     case decodingOptions(ImageDecodingOptions)
-    /// Decode and process on the manager's processing queue rather than on the calling task's
-    /// thread, keeping the cooperative pool free for I/O while big images are decoded.
+    /// Kingfisher's option, accepted for familiarity: Magpie always decodes and processes on the manager's
+    /// ``ImageManager/processingExecutor``, off the cooperative pool, so this changes nothing.
     case backgroundDecode
     /// The scale (pixels per point) given to the resulting image.
     case scaleFactor(Double)

@@ -1,3 +1,4 @@
+import MagpieCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -303,6 +304,11 @@ public struct MagpieParsedOptions: Sendable {
         return options
     }
 
+    /// What a processor is given for this retrieval: ``effectiveDecodingOptions`` and the calling task's cancellation.
+    public var processingContext: ImageProcessingContext {
+        ImageProcessingContext(decodingOptions: effectiveDecodingOptions)
+    }
+
     /// The processor that runs: a ``DownsamplingImageProcessor`` for ``downsampling`` (when set) followed by
     /// ``processor``.
     public var effectiveProcessor: any ImageProcessor {
@@ -311,7 +317,7 @@ public struct MagpieParsedOptions: Sendable {
     }
 
     /// The download options these imply.
-    func downloadOptions(validators: DiskStorage.Validators? = nil) -> ImageDownloadOptions {
+    func downloadOptions(validators: HTTPValidators? = nil) -> ImageDownloadOptions {
         ImageDownloadOptions(
             timeout: downloadTimeout, priority: downloadPriority, requestModifier: requestModifier,
             redirectHandler: redirectHandler, retryStrategy: retryStrategy, decodingOptions: effectiveDecodingOptions,

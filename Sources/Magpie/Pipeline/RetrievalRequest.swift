@@ -1,3 +1,4 @@
+import MagpieCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -39,8 +40,7 @@ struct RetrievalRequest: Sendable {
             readDecoding = decoding
             serializer = options.cacheSerializer ?? ImageManager.originalBytes
         } else {
-            let decodeVariant = decoding.variantIdentifier
-            variantIdentifier = decodeVariant.isEmpty ? identifier : identifier + "#decode(" + decodeVariant + ")"
+            variantIdentifier = CacheKey.variant(processorIdentifier: identifier, decodingVariant: decoding.variantIdentifier)
             var read = decoding
             read.targetSize = nil
             readDecoding = read
@@ -57,6 +57,13 @@ struct RetrievalRequest: Sendable {
             memoryOnly: options.fromMemoryCacheOrRefresh, memoryExpiration: options.memoryCacheExpiration,
             memoryAccessExtending: options.memoryCacheAccessExtendingExpiration,
             diskAccessExtending: options.diskCacheAccessExtendingExpiration)
+    }
+
+    /// Reads the variant's bytes from the data cache (for ``RetrieveImageResult/data()`` of a hit).
+    var cachedData: (@Sendable () async -> Data?)? {
+        guard let dataCache = cache.dataCache else { return nil }
+        let key = ImageCache.computedKey(key, processorIdentifier: variantIdentifier)
+        return { try? await dataCache.cachedEntry(forKey: key, extendingExpiration: ExpirationExtending.none)?.data }
     }
 
     /// The memory key the variant is stored under.

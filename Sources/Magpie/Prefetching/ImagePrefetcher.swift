@@ -1,3 +1,4 @@
+import MagpieCore
 import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials

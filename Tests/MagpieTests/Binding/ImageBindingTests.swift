@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import Magpie
+@testable import MagpieCore
 
 @Suite("View binding: placeholder, stale results, cancellation, indicator, callback queue")
 struct ImageBindingTests {
@@ -40,7 +41,7 @@ struct ImageBindingTests {
         var slowURL: URL { url("/slow/noise.png?chunk=4096&delay=30") }
 
         func stop() async throws {
-            try await manager.downloader.shutdown()
+            try await manager.downloader?.shutdown()
             await origin.stop()
             folder.cleanUp()
         }
@@ -282,6 +283,50 @@ struct ImageBindingTests {
         try await pollUntil { onQueue.all.count == 3 }
         queue.sync {}
         #expect(onQueue.all == [true, true, true])
+        try await fixture.stop()
+    }
+
+    @Test func displayAndIndicatorRunOutsideTheBindingLockSoTheyMayCallBackIntoIt() async throws {
+        /// A target whose display asks its own binding (a lock a display under the lock would deadlock on),
+        /// and on the loaded image starts another request from inside display.
+        final class ReentrantTarget: ImageTarget {
+            let imageBinding = ImageBinding()
+            let seen = Mutex<[(image: Image?, loading: Bool)]>([])
+            let next: URL
+            init(next: URL) { self.next = next }
+            var displayedImage: Image? { seen.withLock { $0.last?.image } }
+            func display(_ image: Image?) {
+                let loading = imageBinding.isLoading
+                let first = seen.withLock { seen -> Bool in
+                    seen.append((image, loading))
+                    return seen.count == 2
+                }
+                if first, image != nil, !loading { mg.setImage(with: next) }
+            }
+        }
+        /// An indicator that reads its target's binding on every call.
+        final class ReentrantIndicator: Indicator {
+            let binding: ImageBinding
+            let calls = Mutex<[String]>([])
+            init(binding: ImageBinding) { self.binding = binding }
+            func startAnimating() { calls.withLock { $0.append("start \(binding.isLoading)") } }
+            func stopAnimating() { calls.withLock { $0.append("stop \(binding.isLoading)") } }
+        }
+        let fixture = try await Fixture.start()
+        let target = ReentrantTarget(next: fixture.url("/img/photo.jpg"))
+        target.mg.manager = fixture.manager
+        let indicator = ReentrantIndicator(binding: target.imageBinding)
+        target.mg.indicator = indicator
+        let task = try #require(target.mg.setImage(with: fixture.url("/img/pic.png"), placeholder: Self.placeholder))
+        await task.wait()
+        // The display of pic.png started photo.jpg from inside display; wait for that one too.
+        try await pollUntil { target.seen.withLock { $0.count } == 4 && !target.imageBinding.isLoading }
+        let seen = target.seen.withLock { $0 }
+        #expect(seen[0].image == Self.placeholder && seen[0].loading)
+        #expect(Self.isPic(seen[1].image) && !seen[1].loading)
+        #expect(seen[2].image == nil)  // photo.jpg's request clears the target (no placeholder)
+        #expect(seen[3].image?.pixelSize == PixelSize(width: 80, height: 60))
+        #expect(indicator.calls.withLock { $0 } == ["start true", "stop false", "start true", "stop false"])
         try await fixture.stop()
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Magpie
+@testable import MagpieCore
 
 /// `magpie demo` as a subprocess: the embedded origin, every step, the report, the files it leaves.
 struct DemoCommandTests {

@@ -3,6 +3,7 @@ import MagpieOrigin
 import Testing
 
 @testable import Magpie
+@testable import MagpieCore
 
 /// `magpie fetch` as a subprocess against a local origin.
 struct FetchCommandTests {

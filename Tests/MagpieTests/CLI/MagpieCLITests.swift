@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Magpie
+@testable import MagpieCore
 
 /// Runs the built `magpie` executable as a user would.
 struct MagpieCLITests {

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import Magpie
+@testable import MagpieCore
 
 /// `magpie prefetch` as a subprocess against a local origin.
 struct PrefetchCommandTests {

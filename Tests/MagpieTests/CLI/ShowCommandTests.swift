@@ -3,6 +3,7 @@ import MagpieOrigin
 import Testing
 
 @testable import Magpie
+@testable import MagpieCore
 
 /// `magpie show` as a subprocess: exact half-block escapes under a pseudo-terminal, the ASCII ramp
 /// without colour, the spinner during a slow download, animation in place, failures and `--json`.

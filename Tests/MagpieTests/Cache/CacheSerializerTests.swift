@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Magpie
+@testable import MagpieCore
 
 struct CacheSerializerTests {
     static let registry = ImageCoderRegistry.shared

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Magpie
+@testable import MagpieCore
 
 /// DiskStorage against other processes: killed writers and concurrent writers.
 /// The child is `magpie-cache-stress` (Tests/CacheStressHelper), whose payloads verify themselves.

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Magpie
+@testable import MagpieCore
 
 /// A clock the tests move by hand.
 final class TestClock: Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Magpie
+@testable import MagpieCore
 
 /// A serializer that counts decodes and can be slowed down, to observe coalescing.
 final class CountingSerializer: CacheSerializer, Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Magpie
+@testable import MagpieCore
 
 struct MemoryStorageTests {
     /// A clock that only moves when told to, so expiry tests never sleep.

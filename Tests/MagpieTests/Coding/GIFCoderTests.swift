@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Magpie
+@testable import MagpieCore
 
 /// Hand-built GIF files and generated images for the GIF coder tests.
 private enum GIFFixtures {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Magpie
+@testable import MagpieCore
 
 /// WebPCoder: fixtures are made here by encoding, then decoded back.
 @Suite("WebP coder")

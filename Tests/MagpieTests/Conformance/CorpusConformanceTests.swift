@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Magpie
+@testable import MagpieCore
 
 /// Every row of the shared corpus's REFERENCE.tsv, decoded with the built-in coders.
 /// Skips when the corpus folder is absent.

@@ -32,4 +32,22 @@ struct ReadmeQuickStartTests {
         #expect(try await shared.retrieveImage(with: url, options: [.processor(thumbnail)]).cacheType == .memory)
         #expect(manager.cache === cache)
     }
+
+    @Test func readmeMagpieCoreThumbnailSnippetMakesA256PixelJPEG() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("magpie-readme-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let photo = folder.appendingPathComponent("photo.jpg")
+        try ImageCoderRegistry.shared.encode(Image(pixels: TestImages.gradient(width: 1024, height: 768)), as: .jpeg).write(to: photo)
+        let out = folder.appendingPathComponent("thumb.jpg")
+
+        let data = try Data(contentsOf: photo)
+        let thumb = try DownsamplingImageProcessor(size: PixelSize(width: 256, height: 256))
+            .process(item: .data(data), context: .default)!
+        try ImageCoderRegistry.shared.encode(thumb, as: .jpeg).write(to: out)
+
+        let written = try ImageCoderRegistry.shared.decode(try Data(contentsOf: out))
+        #expect(written.format == .jpeg)
+        #expect(written.pixelSize == PixelSize(width: 256, height: 192))
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Magpie
+@testable import MagpieCore
 
 struct ImageOrientationTests {
     /// 3x2 image whose pixel (x, y) has red = 10*x + y + 1, so every position is distinguishable.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Magpie
+@testable import MagpieCore
 
 struct DataProviderTests {
     /// A 37x23 PNG, so decoded sizes can be told apart from any default.

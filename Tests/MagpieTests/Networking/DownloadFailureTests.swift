@@ -3,6 +3,7 @@ import MagpieOrigin
 import Testing
 
 @testable import Magpie
+@testable import MagpieCore
 
 @Suite("ImageDownloader: every failure is a typed error with the URL")
 struct DownloadFailureTests {

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import Magpie
+@testable import MagpieCore
 
 @Suite("ImageDownloader: modifiers, redirects, retries, limits, priority, revalidation")
 struct DownloadPolicyTests {
@@ -258,6 +259,34 @@ struct DownloadPolicyTests {
             blocker.cancel()
             for task in queued { _ = try await task.value }
             #expect(order.paths.all == ["n=blocker", "n=high", "n=high2", "n=mid", "n=low"])
+        }
+    }
+
+    @Test func aHighPriorityCallerJoiningAQueuedLowPriorityDownloadMovesItUpTheQueue() async throws {
+        final class Order: ImageDownloaderDelegate {
+            let paths = Recorder<String>()
+            func imageDownloader(_ downloader: ImageDownloader, willSend request: ImageRequest) { paths.append(request.url.query ?? "") }
+        }
+        var configuration = ImageDownloader.Configuration()
+        configuration.maximumConcurrentDownloads = 1
+        try await withOrigin(configuration: configuration) { origin, downloader in
+            let order = Order()
+            downloader.delegate = order
+            let blocker = Task { try await downloader.downloadData(with: URL(string: origin.url("/stall/pic.png?n=blocker"))!) }
+            for _ in 0..<2000 where order.paths.all.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+            let low = URL(string: origin.url("/img/pic.png?n=low"))!
+            var queued: [Task<ImageDataResult, any Error>] = []
+            for (url, priority) in [(low, 0.1), (URL(string: origin.url("/img/pic.png?n=mid"))!, 0.5)] {
+                queued.append(Task { try await downloader.downloadData(with: url, options: ImageDownloadOptions(priority: priority)) })
+                for _ in 0..<2000 where downloader.queuedDownloadCount < queued.count { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            // Joins the queued low download (same request): the shared exchange is escalated, its ticket moves up.
+            let joiner = Task { try await downloader.downloadData(with: low, options: ImageDownloadOptions(priority: 0.9)) }
+            for _ in 0..<2000 where downloader.scheduler.waitingPriorities.first ?? 0 < 0.8 { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(downloader.scheduler.waitingPriorities == [0.875, 0.5])
+            blocker.cancel()
+            for task in queued + [joiner] { _ = try await task.value }
+            #expect(order.paths.all == ["n=blocker", "n=low", "n=mid"])
         }
     }
 

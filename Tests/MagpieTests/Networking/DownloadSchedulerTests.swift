@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Magpie
+@testable import MagpieCore
 
 /// The slot scheduler on its own: which waiter a freed slot goes to, and what a cancelled waiter leaves behind.
 struct DownloadSchedulerTests {

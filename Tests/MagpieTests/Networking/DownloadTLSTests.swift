@@ -4,6 +4,7 @@ import NIOSSL
 import Testing
 
 @testable import Magpie
+@testable import MagpieCore
 
 /// HTTPS against a local origin whose certificate comes from a throw-away CA made with openssl.
 @Suite("ImageDownloader: TLS, custom CA, client certificates, trusted hosts")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Magpie
+@testable import MagpieCore
 
 @Suite("HTTPResponseInfo: headers, validators, Retry-After")
 struct HTTPResponseInfoTests {

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import Magpie
+@testable import MagpieCore
 
 /// The error `body` throws as a `MagpieError` (nil when it succeeds or throws something else).
 func magpieError(_ body: () async throws -> Any) async -> MagpieError? {

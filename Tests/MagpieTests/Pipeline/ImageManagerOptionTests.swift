@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import Magpie
+@testable import MagpieCore
 
 /// One test per `MagpieOption` (the cache-related ones that need no processor), each failing
 /// without its option. Processors, the original cache and coalescing are in ImageManagerProcessingTests.
@@ -114,13 +115,34 @@ struct ImageManagerOptionTests {
         try await fixture.stop()
     }
 
-    @Test func backgroundDecodeRunsOnTheProcessingQueue() async throws {
+    @Test func decodingAndProcessingRunOnTheManagersExecutorWithOrWithoutBackgroundDecode() async throws {
         let fixture = try await Fixture.start()
-        let manager = fixture.manager(fixture.cache())
-        let probe = QueueProbe()
+        let executor = BoundedExecutor(name: "test.processing", width: 1)
+        let manager = ImageManager(downloader: fixture.downloader, cache: fixture.cache(), processingExecutor: executor)
+        let probe = QueueProbe(executor: executor)
         _ = try await manager.retrieveImage(with: fixture.url("/img/pic.png"), options: [.processor(probe), .backgroundDecode])
         _ = try await manager.retrieveImage(with: fixture.url("/img/photo.jpg"), options: [.processor(probe)])
-        #expect(probe.onProcessingQueue.all == [true, false])
+        #expect(probe.onProcessingQueue.all == [true, true])
+        #expect(executor.peakRunningCount == 1)
+        try await fixture.stop()
+    }
+
+    @Test func concurrentMissesNeverProcessMoreAtOnceThanTheExecutorHasSlots() async throws {
+        let fixture = try await Fixture.start()
+        let executor = BoundedExecutor(name: "test.processing", width: 2)
+        let manager = ImageManager(downloader: fixture.downloader, cache: fixture.cache(), processingExecutor: executor)
+        let probe = ConcurrencyProbe(expectedRuns: 12)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<12 {
+                // Distinct cache keys over one URL: twelve misses, twelve processing runs.
+                let resource = ImageResource(downloadURL: fixture.url("/img/pic.png"), cacheKey: "bounded-\(i)")
+                group.addTask { _ = try await manager.retrieveImage(with: resource, options: [.processor(probe), .cacheMemoryOnly]) }
+            }
+            try await group.waitForAll()
+        }
+        #expect(probe.runs == 12)
+        #expect(probe.peak <= 2)
+        #expect(executor.peakRunningCount == 2)
         try await fixture.stop()
     }
 
@@ -318,13 +340,43 @@ struct SlowSerializer: CacheSerializer {
     }
 }
 
-/// A processor that records whether it ran on the manager's processing queue.
+/// A processor that records whether it ran as a job of `executor`.
 final class QueueProbe: ImageProcessor {
     let onProcessingQueue = Recorder<Bool>()
+    let executor: BoundedExecutor
     var identifier: String { "test.queue-probe" }
 
-    func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
-        onProcessingQueue.append(DispatchQueue.getSpecific(key: ImageManager.processingQueueKey) == true)
-        return try DefaultImageProcessor.default.process(item: item, options: options)
+    init(executor: BoundedExecutor) { self.executor = executor }
+
+    func process(item: ImageProcessItem, context: ImageProcessingContext) throws -> Image? {
+        onProcessingQueue.append(executor.runningCount == 1)
+        return try DefaultImageProcessor.default.process(item: item, context: context)
+    }
+}
+
+/// A processor that counts how many of its runs overlap. Each run holds on until another run is going
+/// beside it (or every expected run has started, or 10 s passed), so overlap happens whenever the
+/// executor allows it, whatever the timing of the downloads.
+final class ConcurrencyProbe: ImageProcessor {
+    private let state = Mutex<(running: Int, peak: Int, runs: Int)>((0, 0, 0))
+    let expectedRuns: Int
+    var identifier: String { "test.concurrency-probe" }
+    var peak: Int { state.withLock { $0.peak } }
+    var runs: Int { state.withLock { $0.runs } }
+
+    init(expectedRuns: Int) { self.expectedRuns = expectedRuns }
+
+    func process(item: ImageProcessItem, context: ImageProcessingContext) throws -> Image? {
+        state.withLock { state in
+            state.running += 1
+            state.runs += 1
+            state.peak = max(state.peak, state.running)
+        }
+        defer { state.withLock { $0.running -= 1 } }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline, state.withLock({ $0.running < 2 && $0.runs < expectedRuns }) {
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        return try DefaultImageProcessor.default.process(item: item, context: context)
     }
 }

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import Magpie
+@testable import MagpieCore
 
 /// Processors in the pipeline, the original cache, processing coalescing, the failed-URL list,
 /// the cache-key filter, the image modifier and cancellation.
@@ -305,10 +306,10 @@ final class CountingProcessor: ImageProcessor {
 
     var runs: Int { count.withLock { $0 } }
 
-    func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
+    func process(item: ImageProcessItem, context: ImageProcessingContext) throws -> Image? {
         count.withLock { $0 += 1 }
         if delay > 0 { Thread.sleep(forTimeInterval: delay) }
-        guard var image = try DefaultImageProcessor.default.process(item: item, options: options) else { return nil }
+        guard var image = try DefaultImageProcessor.default.process(item: item, context: context) else { return nil }
         image = image.mapFrames { pixels in
             var pixels = pixels
             pixels[0, 0] = Self.mark
@@ -371,10 +372,10 @@ final class GatedProcessor: ImageProcessor {
 
     func open() { gate.signal() }
 
-    func process(item: ImageProcessItem, options: MagpieParsedOptions) throws -> Image? {
+    func process(item: ImageProcessItem, context: ImageProcessingContext) throws -> Image? {
         state.withLock { $0.entered = true }
         if !state.withLock({ $0.left }) { gate.wait() }
         defer { state.withLock { $0.left = true } }
-        return try DefaultImageProcessor.default.process(item: item, options: options)
+        return try DefaultImageProcessor.default.process(item: item, context: context)
     }
 }

@@ -3,6 +3,7 @@ import MagpieOrigin
 import Testing
 
 @testable import Magpie
+@testable import MagpieCore
 
 @Suite("ImageManager: memory → disk → revalidate → download → store")
 struct ImageManagerTests {

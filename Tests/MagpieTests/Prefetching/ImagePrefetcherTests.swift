@@ -3,6 +3,7 @@ import MagpieOrigin
 import Testing
 
 @testable import Magpie
+@testable import MagpieCore
 
 @Suite("ImagePrefetcher: skip cached, download the rest, bounded concurrency")
 struct ImagePrefetcherTests {
@@ -270,7 +271,7 @@ extension ImagePrefetcherTests {
         let bytes = try Fixture.png(2)
         var sources: [Source] = (0..<6).map { .provider(ProbedProvider(cacheKey: "fresh-\($0)", bytes: bytes, probe: probe)) }
         for index in 0..<10_000 {
-            cache.memoryStorage.store(image, forKey: "cached-\(index)")
+            cache.memoryCache.storeImage(image, forKey: "cached-\(index)", expiration: nil)
             sources.append(.provider(ProbedProvider(cacheKey: "cached-\(index)", bytes: bytes, probe: probe)))
         }
         sources.insert(.network(fixture.imageURLs[0]), at: 5_000)
@@ -294,7 +295,7 @@ extension ImagePrefetcherTests {
         #expect(recorder.completions.count == 1)
         let skippedFromMemory = await stream.value.filter { if case .skipped(_, .memory) = $0 { true } else { false } }
         #expect(skippedFromMemory.count == 10_000)
-        #expect(cache.memoryStorage.value(forKey: "fresh-0")?.pixels == (try Fixture.gradient(2)))
+        #expect(cache.memoryCache.image(forKey: "fresh-0", extendingExpiration: nil)?.pixels == (try Fixture.gradient(2)))
         try await fixture.stop()
     }
 
@@ -314,7 +315,7 @@ extension ImagePrefetcherTests {
         #expect(prefetcher.isFinished)
         #expect(recorder.completions.count == 1)
         #expect(await prefetcher.run().finishedCount == 0)
-        try await manager.downloader.shutdown()
+        try await manager.downloader?.shutdown()
         folder.cleanUp()
     }
 }

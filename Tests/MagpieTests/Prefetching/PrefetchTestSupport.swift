@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import Magpie
+@testable import MagpieCore
 
 /// The prefetcher tests' origin, recorders and probes.
 extension ImagePrefetcherTests {

@@ -1,15 +1,16 @@
 import Foundation
 import Testing
 @testable import Magpie
+@testable import MagpieCore
 
 /// Pixel-level behaviour of blur, tint, colour controls, greyscale, overlay and blend, and
 /// their text form.
 struct ColorProcessorTests {
-    let options = MagpieParsedOptions([])
+    let context = ImageProcessingContext.default
     static let orange = RGBAColor(red: 200, green: 100, blue: 50)
 
     func run(_ processor: any ImageProcessor, _ pixels: PixelBuffer) throws -> PixelBuffer {
-        try #require(try processor.process(item: .image(Image(pixels: pixels)), options: options)).pixels
+        try #require(try processor.process(item: .image(Image(pixels: pixels)), context: context)).pixels
     }
 
     /// One row of the given colours.
@@ -120,7 +121,7 @@ struct ColorProcessorTests {
     @Test(arguments: [-1.0, .nan, .infinity])
     func blurRejectsABadRadius(radius: Double) throws {
         let image = Image(pixels: try PixelBuffer(width: 2, height: 2))
-        #expect(Self.invalidParameter { try BlurImageProcessor(blurRadius: radius).process(item: .image(image), options: options) })
+        #expect(Self.invalidParameter { try BlurImageProcessor(blurRadius: radius).process(item: .image(image), context: context) })
     }
 
     @Test func blurProcessesEveryFrameAndKeepsTiming() throws {
@@ -129,7 +130,7 @@ struct ColorProcessorTests {
             ImageFrame(pixels: try PixelBuffer(width: 8, height: 8, fill: Self.orange), duration: .milliseconds(120)),
         ]
         let animated = try Image(frames: frames, loopCount: 3, format: .gif, scale: 2)
-        let out = try #require(try BlurImageProcessor(blurRadius: 1.5).process(item: .image(animated), options: options))
+        let out = try #require(try BlurImageProcessor(blurRadius: 1.5).process(item: .image(animated), context: context))
         #expect(out.frames.map(\.duration) == [.milliseconds(70), .milliseconds(120)])
         #expect(out.loopCount == 3 && out.format == .gif && out.scale == 2)
         Self.expectClose(out.frames[1].pixels[4, 4], Self.orange)
@@ -206,7 +207,7 @@ struct ColorProcessorTests {
     func colorControlsRejectBadParameters(b: Double, c: Double, s: Double, ev: Double) throws {
         let image = Image(pixels: try PixelBuffer(width: 2, height: 2))
         let processor = ColorControlsProcessor(brightness: b, contrast: c, saturation: s, inputEV: ev)
-        #expect(Self.invalidParameter { try processor.process(item: .image(image), options: options) })
+        #expect(Self.invalidParameter { try processor.process(item: .image(image), context: context) })
     }
 
     // MARK: Blend
@@ -280,12 +281,12 @@ struct ColorProcessorTests {
 
     @Test func blendRejectsAlphaOutsideUnitRange() throws {
         let image = Image(pixels: try PixelBuffer(width: 2, height: 2))
-        #expect(Self.invalidParameter { try BlendImageProcessor(blendMode: .normal, alpha: 1.5).process(item: .image(image), options: options) })
+        #expect(Self.invalidParameter { try BlendImageProcessor(blendMode: .normal, alpha: 1.5).process(item: .image(image), context: context) })
     }
 
     @Test func processorsDecodeDataFirst() throws {
         let png = try ImageCoderRegistry.shared.encode(Image(pixels: try Self.row([Self.orange])), as: .png)
-        let out = try #require(try TintImageProcessor(tint: .black).process(item: .data(png), options: options))
+        let out = try #require(try TintImageProcessor(tint: .black).process(item: .data(png), context: context))
         #expect(out.pixels[0, 0] == .black)
     }
 

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 @testable import Magpie
+@testable import MagpieCore
 
 /// Pixel-level behaviour of resize, crop, round, border, flip and rotate.
 struct GeometryProcessorTests {
-    let options = MagpieParsedOptions([])
+    let context = ImageProcessingContext.default
     static let red = RGBAColor(red: 255, green: 0, blue: 0)
     static let blue = RGBAColor(red: 0, green: 0, blue: 255)
 
@@ -18,7 +19,7 @@ struct GeometryProcessorTests {
     static func origin(of color: RGBAColor) -> (Int, Int) { (Int(color.red), Int(color.green)) }
 
     func run(_ processor: any ImageProcessor, _ pixels: PixelBuffer) throws -> PixelBuffer {
-        try #require(try processor.process(item: .image(Image(pixels: pixels)), options: options)).pixels
+        try #require(try processor.process(item: .image(Image(pixels: pixels)), context: context)).pixels
     }
 
     // MARK: Resize
@@ -143,7 +144,7 @@ struct GeometryProcessorTests {
             #expect((0..<16).allSatisfy { y in (0..<20).allSatisfy { out[$0, y] == Self.blue } }, "line width \(lineWidth)")
         }
         let spec = try ImageProcessorSpec.parse("round:8|border:8888888888888888888888088888888882:0000ff|blur:0|gray")
-        #expect(try spec.process(item: .image(Image(pixels: source)), options: MagpieParsedOptions([]))?.width == 20)
+        #expect(try spec.process(item: .image(Image(pixels: source)), context: .default)?.width == 20)
     }
 
     @Test func borderWithFractionalWidthBlendsItsInnerEdge() throws {
@@ -231,7 +232,7 @@ struct GeometryProcessorTests {
             ImageFrame(pixels: try PixelBuffer(width: 20, height: 12, fill: Self.blue), duration: .milliseconds(250)),
         ]
         let image = try Image(frames: frames, loopCount: 3, format: .gif, scale: 2)
-        let out = try #require(try Self.everyProcessor[index].process(item: .image(image), options: options))
+        let out = try #require(try Self.everyProcessor[index].process(item: .image(image), context: context))
         #expect(out.frames.map(\.duration) == [.milliseconds(100), .milliseconds(250)])
         #expect(out.loopCount == 3 && out.format == .gif && out.scale == 2)
         let centre = (out.width / 2, out.height / 2)
@@ -241,7 +242,7 @@ struct GeometryProcessorTests {
 
     @Test func dataIsDecodedBeforeProcessing() throws {
         let data = try PNGCoder().encode(Image(pixels: try Self.coordinates(width: 10, height: 8)), options: .default)
-        let out = try #require(try FlipImageProcessor(.horizontal).process(item: .data(data), options: options))
+        let out = try #require(try FlipImageProcessor(.horizontal).process(item: .data(data), context: context))
         #expect(Self.origin(of: out.pixels[0, 0]) == (9, 0))
     }
 
@@ -259,7 +260,7 @@ struct GeometryProcessorTests {
     func invalidParametersThrowInvalidParameter(index: Int) throws {
         let processor = Self.invalidProcessors[index]
         let image = Image(pixels: try PixelBuffer(width: 8, height: 8, fill: .white))
-        let error = #expect(throws: MagpieError.self) { try processor.process(item: .image(image), options: options) }
+        let error = #expect(throws: MagpieError.self) { try processor.process(item: .image(image), context: context) }
         guard case .processingFailed(.invalidParameter(let name, _)) = error else {
             Issue.record("unexpected error \(String(describing: error))")
             return

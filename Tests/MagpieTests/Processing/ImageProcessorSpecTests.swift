@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Magpie
+@testable import MagpieCore
 
 /// The text form of the geometry processors: round trips, chains and errors naming the bad part.
 struct ImageProcessorSpecTests {
@@ -93,7 +94,7 @@ struct ImageProcessorSpecTests {
         var pixels = try PixelBuffer(width: 3, height: 2, fill: .white)
         pixels[0, 1] = RGBAColor(red: 255, green: 0, blue: 0)
         let processor = try ImageProcessorSpec.parse("rotate:90|crop:1x1:topleft")
-        let out = try #require(try processor.process(item: .image(Image(pixels: pixels)), options: MagpieParsedOptions([])))
+        let out = try #require(try processor.process(item: .image(Image(pixels: pixels)), context: .default))
         #expect(out.pixelSize == PixelSize(width: 1, height: 1) && out.pixels[0, 0] == RGBAColor(red: 255, green: 0, blue: 0))
     }
 

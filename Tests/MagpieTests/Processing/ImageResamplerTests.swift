@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Magpie
+@testable import MagpieCore
 
 struct ImageResamplerTests {
     @Test(arguments: ResamplingFilter.allCases)
@@ -28,7 +29,7 @@ struct ImageResamplerTests {
             #expect(throws: MagpieError.self) { _ = try image.resized(to: size) }
         }
         let chain = try ImageProcessorSpec.parse("resize:6111111111110x4622:none|round:8")
-        #expect(throws: MagpieError.self) { _ = try chain.process(item: .image(image), options: MagpieParsedOptions([])) }
+        #expect(throws: MagpieError.self) { _ = try chain.process(item: .image(image), context: .default) }
     }
 
     @Test func transparentNeighboursDoNotDarkenEdges() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Magpie
+@testable import MagpieCore
 
 /// Processors that can enlarge an image are bound by the retrieval's decoding limits, so a text form from an
 /// untrusted caller (the CLI, the future proxy) cannot ask for a multi-gigabyte frame.
@@ -10,8 +11,8 @@ struct ProcessingLimitTests {
         return false
     }
 
-    func process(_ spec: String, _ image: Image, options: MagpieParsedOptions = MagpieParsedOptions([])) throws -> Image? {
-        try ImageProcessorSpec.parse(spec).process(item: .image(image), options: options)
+    func process(_ spec: String, _ image: Image, context: ImageProcessingContext = .default) throws -> Image? {
+        try ImageProcessorSpec.parse(spec).process(item: .image(image), context: context)
     }
 
     @Test func resizeOverTheDefaultPixelLimitIsRefusedWithATypedError() throws {
@@ -25,9 +26,9 @@ struct ProcessingLimitTests {
 
     @Test func theLimitComesFromTheRetrievalsDecodingOptions() throws {
         let image = Image(pixels: try TestImages.gradient(width: 9, height: 7))
-        let tight = MagpieParsedOptions([.decodingOptions(ImageDecodingOptions(limits: ImageDecodingLimits(maxPixelsPerFrame: 10_000)))])
-        #expect(try process("resize:100x100", image, options: tight)?.width == 100)
-        let error = try #require(throws: MagpieError.self) { try process("resize:101x100", image, options: tight) }
+        let tight = ImageProcessingContext(decodingOptions: ImageDecodingOptions(limits: ImageDecodingLimits(maxPixelsPerFrame: 10_000)))
+        #expect(try process("resize:100x100", image, context: tight)?.width == 100)
+        let error = try #require(throws: MagpieError.self) { try process("resize:101x100", image, context: tight) }
         #expect(Self.isOutputTooLarge(error))
     }
 
@@ -35,9 +36,9 @@ struct ProcessingLimitTests {
         let frame = try TestImages.gradient(width: 9, height: 7)
         let animation = try Image(frames: Array(repeating: ImageFrame(pixels: frame, duration: .milliseconds(50)), count: 10))
         // 100 × 100 × 4 bytes × 10 frames = 400,000 bytes: one frame fits the budget, ten do not.
-        let options = MagpieParsedOptions([.decodingOptions(ImageDecodingOptions(limits: ImageDecodingLimits(maxTotalBytes: 300_000)))])
-        #expect(try process("resize:100x100", Image(pixels: frame), options: options) != nil)
-        let error = try #require(throws: MagpieError.self) { try process("resize:100x100", animation, options: options) }
+        let context = ImageProcessingContext(decodingOptions: ImageDecodingOptions(limits: ImageDecodingLimits(maxTotalBytes: 300_000)))
+        #expect(try process("resize:100x100", Image(pixels: frame), context: context) != nil)
+        let error = try #require(throws: MagpieError.self) { try process("resize:100x100", animation, context: context) }
         #expect(Self.isOutputTooLarge(error))
         #expect(error.description.contains("10 frames"))
     }
@@ -61,8 +62,8 @@ struct ProcessingLimitTests {
         // 1×19999 → 6000×10000: the output (60 MP) fits a 100 MP frame, but the horizontal pass first holds
         // 6000 × 19999 float pixels (120 MP; no box pre-reduction below a factor of 2).
         let strip = Image(pixels: try TestImages.gradient(width: 1, height: 19_999))
-        let options = MagpieParsedOptions([.decodingOptions(ImageDecodingOptions(limits: ImageDecodingLimits(maxTotalBytes: 1 << 40)))])
-        let error = try #require(throws: MagpieError.self) { try process("resize:6000x10000", strip, options: options) }
+        let context = ImageProcessingContext(decodingOptions: ImageDecodingOptions(limits: ImageDecodingLimits(maxTotalBytes: 1 << 40)))
+        let error = try #require(throws: MagpieError.self) { try process("resize:6000x10000", strip, context: context) }
         #expect(Self.isOutputTooLarge(error))
         #expect(error.description.contains("6000x19999"))
         // A pre-reduced source keeps the rows small: 1×100000 → 6000×10 needs 6000 × 20 of them.
@@ -72,8 +73,8 @@ struct ProcessingLimitTests {
 
     @Test func shrinkingAnImageAlreadyOverTheLimitsStillWorks() throws {
         let image = Image(pixels: try TestImages.gradient(width: 200, height: 100))
-        let tight = MagpieParsedOptions([.decodingOptions(ImageDecodingOptions(limits: ImageDecodingLimits(maxPixelsPerFrame: 1_000)))])
-        #expect(try process("resize:20x10", image, options: tight)?.width == 20)
+        let tight = ImageProcessingContext(decodingOptions: ImageDecodingOptions(limits: ImageDecodingLimits(maxPixelsPerFrame: 1_000)))
+        #expect(try process("resize:20x10", image, context: tight)?.width == 20)
     }
 
     @Test func blurOnAThinStripPadsEachDirectionByItsOwnSide() throws {

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Magpie
+@testable import MagpieCore
 import MagpieOrigin
 
 /// Images the network tests serve from a local `ImageOrigin`, generated and encoded here.

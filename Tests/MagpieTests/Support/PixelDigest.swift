@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 @testable import Magpie
+@testable import MagpieCore
 
 /// The corpus README's pixel digests: SHA-256 of normalised RGBA and the 8x8 area-average grid.
 enum PixelDigest {

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Magpie
+@testable import MagpieCore
 
 /// Deterministic images the tests generate for themselves.
 enum TestImages {

@@ -1,0 +1,75 @@
+import MagpieCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The loader port: the bytes of a ``Source``, with progress, HTTP validators in (a conditional request)
+/// and out (the response's, to cache). ``ImageDownloader`` implements it over HTTP(S) and the data
+/// providers; ``DataProviderLoader`` implements it with the providers alone (no network). An
+/// ``ImageManager`` takes any loader: a loader of your own (an object store's SDK, a signed-URL
+/// fetcher, a scripted one in tests) is one type that conforms.
+///
+/// The manager puts the caches, the failed-URL list, decoding and processing around it; a loader
+/// only fetches. It should share one fetch among concurrent callers of the same source where it can
+/// (``SharedWork`` does that), honour cancellation, and answer a conditional request whose
+/// validators still match with a result whose ``ImageDataResult/notModified`` is true and no data.
+public protocol ImageDataLoading: Sendable {
+    /// The bytes of `source`.
+    ///
+    /// - Parameters:
+    ///   - source: A network resource or a data provider.
+    ///   - options: Priority, timeout, modifier, redirect handler, retry strategy and, for a conditional
+    ///     request, ``ImageDownloadOptions/validators``.
+    ///   - progress: Called with progress reports while the bytes arrive.
+    /// - Returns: The bytes with the response (and its validators) they came with, or a `notModified` result.
+    /// - Throws: A ``MagpieError`` (``MagpieError/requestFailed(reason:)``, ``MagpieError/responseFailed(reason:)``);
+    ///   a provider's own error is turned into one by the manager.
+    func loadImageData(
+        for source: Source, options: ImageDownloadOptions, progress: DownloadProgressHandler?
+    ) async throws -> ImageDataResult
+}
+
+extension ImageDownloader: ImageDataLoading {
+    /// Downloads a network source (``downloadData(with:options:progress:)``, shared with concurrent callers of
+    /// the same request) or reads a provider source.
+    public func loadImageData(
+        for source: Source, options: ImageDownloadOptions, progress: DownloadProgressHandler?
+    ) async throws -> ImageDataResult {
+        switch source {
+        case .network(let resource): try await downloadData(with: resource.downloadURL, options: options, progress: progress)
+        case .provider(let provider): try await DataProviderLoader.provide(provider)
+        }
+    }
+}
+
+/// A loader with no network: provider sources give their bytes, and network resources with `file:` or
+/// `data:` URLs are read through the matching provider; anything else fails with
+/// ``MagpieError/RequestFailureReason/unsupportedScheme(_:)``.
+public struct DataProviderLoader: ImageDataLoading {
+    /// A loader.
+    public init() {}
+
+    /// The provider's bytes; a `file:` or `data:` URL read directly.
+    public func loadImageData(
+        for source: Source, options: ImageDownloadOptions, progress: DownloadProgressHandler?
+    ) async throws -> ImageDataResult {
+        switch source {
+        case .provider(let provider): return try await Self.provide(provider)
+        case .network(let resource):
+            guard case .provider(let provider) = resource.convertToSource() else {
+                throw MagpieError.requestFailed(reason: .unsupportedScheme(resource.downloadURL))
+            }
+            return try await Self.provide(provider)
+        }
+    }
+
+    /// What a provider gives, as a loader's result (no response; the provider's content URL, or a
+    /// `magpie-provider:` URL naming its cache key).
+    static func provide(_ provider: any ImageDataProvider) async throws -> ImageDataResult {
+        let data = try await provider.data()
+        let url = provider.contentURL ?? Source.providerURL(cacheKey: provider.cacheKey)
+        return ImageDataResult(data: data, url: url, response: nil, notModified: false, metrics: DownloadMetrics())
+    }
+}

@@ -1,0 +1,165 @@
+import CImageCodecs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The POSIX calls DiskStorage needs, with errno turned into `MagpieError.cacheFailed`.
+/// Plain syscalls rather than FileManager: exclusive creation, optional fsync, and
+/// ENOSPC/EACCES must be told apart.
+enum CacheFileSystem {
+    static func errorText(_ code: Int32) -> String { String(cString: strerror(code)) }
+
+    static func isDiskFull(_ code: Int32) -> Bool { code == ENOSPC || code == EDQUOT }
+
+    /// Creates `path` and missing parents.
+    static func createDirectory(_ path: String) throws {
+        var current = ""
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            current += "/" + component
+            if mkdir(current, 0o755) != 0 && errno != EEXIST {
+                let code = errno
+                throw MagpieError.cacheFailed(reason: .cannotCreateDirectory(path: path, message: errorText(code)))
+            }
+        }
+        guard access(path, W_OK) == 0 else {
+            let code = errno
+            throw MagpieError.cacheFailed(reason: .cannotCreateDirectory(path: path, message: errorText(code)))
+        }
+    }
+
+    static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    /// What is at a path, as `stat` says.
+    enum FileKind: Equatable {
+        case regular(size: Int)
+        case directory
+        /// A FIFO, device, socket: reading it could block or never end.
+        case other
+    }
+
+    /// What is at `path` (links followed), or the `errno` of the failed `stat`.
+    static func kind(of path: String) -> Result<FileKind, FileError> {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return .failure(FileError(code: errno)) }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .success(.regular(size: Int(info.st_size)))
+        case S_IFDIR: return .success(.directory)
+        default: return .success(.other)
+        }
+    }
+
+    /// A failed system call's `errno`, with its text.
+    struct FileError: Error, Equatable {
+        let code: Int32
+        var text: String { CacheFileSystem.errorText(code) }
+        /// No such file or directory.
+        static let notFound = FileError(code: ENOENT)
+    }
+
+    /// Writes `data` to a new file at `path` (which must not exist), optionally fsyncing it.
+    static func writeNewFile(_ path: String, _ data: Data, sync: Bool) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw writeError(path, errno) }
+        var failure: Int32 = 0
+        data.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                offset += written
+            }
+        }
+        if failure == 0 && sync && fsync(fd) != 0 { failure = errno }
+        if close(fd) != 0 && failure == 0 { failure = errno }
+        if failure != 0 {
+            unlink(path)
+            throw writeError(path, failure)
+        }
+    }
+
+    private static func writeError(_ path: String, _ code: Int32) -> MagpieError {
+        .cacheFailed(reason: .cannotWrite(path: path, message: errorText(code), diskFull: isDiskFull(code)))
+    }
+
+    /// The whole file, or nil when it does not exist.
+    static func read(_ path: String) throws -> Data? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR { return nil }
+            throw MagpieError.cacheFailed(reason: .cannotRead(path: path, message: errorText(code)))
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw MagpieError.cacheFailed(reason: .cannotRead(path: path, message: errorText(errno)))
+        }
+        var data = Data(count: Int(info.st_size))
+        var failure: Int32 = 0
+        let total = data.withUnsafeMutableBytes { raw -> Int in
+            var offset = 0
+            while offset < raw.count {
+                let got = Glibc.read(fd, raw.baseAddress! + offset, raw.count - offset)
+                if got < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    break
+                }
+                if got == 0 { break }
+                offset += got
+            }
+            return offset
+        }
+        if failure != 0 {
+            throw MagpieError.cacheFailed(reason: .cannotRead(path: path, message: errorText(failure)))
+        }
+        if total < data.count { data.removeSubrange(total...) }
+        return data
+    }
+
+    /// Atomically replaces `destination` with `source`.
+    static func rename(_ source: String, _ destination: String) throws {
+        guard Glibc.rename(source, destination) == 0 else {
+            let code = errno
+            throw MagpieError.cacheFailed(reason: .cannotWrite(
+                path: destination, message: errorText(code), diskFull: isDiskFull(code)))
+        }
+    }
+
+    static func remove(_ path: String) { unlink(path) }
+
+    /// File names in `directory` (not recursive); empty when it cannot be read.
+    static func contents(of directory: String) -> [String] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// CRC-32 of `data` (zlib's implementation).
+    static func checksum(_ data: Data) -> UInt32 {
+        data.withUnsafeBytes { mg_crc32(0, $0.bindMemory(to: UInt8.self).baseAddress, $0.count) }
+    }
+
+    /// A process- and call-unique temporary file name.
+    static func temporaryName() -> String {
+        "\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+    }
+}

@@ -1,0 +1,116 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Synchronization
+
+/// The set of coders Magpie decodes and encodes with (SDWebImage's coders manager idea).
+///
+/// Decoding sniffs the format from the bytes and asks the coders, most recently
+/// registered first, which one takes the data; so a registered coder overrides a
+/// built-in one for the same format.
+public final class ImageCoderRegistry: Sendable {
+    private let coders: Mutex<[any ImageCoder]>
+
+    /// The registry used when none is given, holding the built-in JPEG, PNG, GIF and WebP coders.
+    public static let shared = ImageCoderRegistry()
+
+    /// A registry holding `coders`, or the built-in ones when nil.
+    ///
+    /// - Parameter coders: The coders, highest precedence first; nil (the default) for ``builtInCoders``.
+    ///   An empty array gives a registry that decodes nothing until coders are registered.
+    public init(coders: [any ImageCoder]? = nil) {
+        self.coders = Mutex(coders ?? Self.builtInCoders)
+    }
+
+    /// New instances of the built-in coders: ``JPEGCoder``, ``PNGCoder`` (PNG and APNG), ``GIFCoder``, ``WebPCoder``.
+    public static var builtInCoders: [any ImageCoder] {
+        [JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder()]
+    }
+
+    /// Adds `coder`, taking precedence over those already registered (including a built-in coder for the same format).
+    ///
+    /// - Parameter coder: The coder to add; registering an instance twice lists it twice.
+    public func register(_ coder: any ImageCoder) {
+        coders.withLock { $0.insert(coder, at: 0) }
+    }
+
+    /// Removes every coder for `format`, built-in ones included.
+    ///
+    /// - Parameter format: The format whose coders go; nothing happens when there are none.
+    public func unregisterCoders(for format: ImageFormat) {
+        coders.withLock { $0.removeAll { $0.format == format } }
+    }
+
+    /// The registered coders, highest precedence first.
+    public var allCoders: [any ImageCoder] { coders.withLock { $0 } }
+
+    /// The formats some registered coder decodes, in ``ImageFormat``'s declaration order. The one list of
+    /// what Magpie reads: the CLI's `info` and `convert` and the pipeline ask here, never a list of their own.
+    public var decodableFormats: [ImageFormat] {
+        let formats = Set(allCoders.map(\.format))
+        return ImageFormat.allCases.filter { $0 != .unknown && formats.contains($0) }
+    }
+
+    /// The formats some registered coder encodes (``ImageCoder/canEncode``), in ``ImageFormat``'s declaration order.
+    public var encodableFormats: [ImageFormat] {
+        let formats = Set(allCoders.filter(\.canEncode).map(\.format))
+        return ImageFormat.allCases.filter { $0 != .unknown && formats.contains($0) }
+    }
+
+    /// Whether a registered coder decodes `format`.
+    ///
+    /// - Parameter format: The format to ask about.
+    public func canDecode(_ format: ImageFormat) -> Bool {
+        format != .unknown && allCoders.contains { $0.format == format }
+    }
+
+    /// Whether a registered coder encodes `format`.
+    ///
+    /// - Parameter format: The format to ask about.
+    public func canEncode(_ format: ImageFormat) -> Bool {
+        format != .unknown && allCoders.contains { $0.format == format && $0.canEncode }
+    }
+
+    /// Decodes `data` with the first coder whose ``ImageCoder/canDecode(_:)`` accepts it.
+    ///
+    /// - Parameters:
+    ///   - data: The complete encoded image.
+    ///   - options: How to decode; ``ImageDecodingOptions/default`` decodes all frames at full size.
+    /// - Returns: The decoded image.
+    /// - Throws: ``MagpieError/decodingFailed(reason:)`` with
+    ///   ``MagpieError/DecodingFailureReason/emptyData``,
+    ///   ``MagpieError/DecodingFailureReason/unknownFormat(leadingBytes:)``,
+    ///   ``MagpieError/DecodingFailureReason/unsupportedFormat(_:detail:)`` when the format is known but no coder
+    ///   takes it, or the coder's own reason (corrupt, truncated, too large, out of memory).
+    public func decode(_ data: Data, options: ImageDecodingOptions = .default) throws -> Image {
+        guard !data.isEmpty else { throw MagpieError.decodingFailed(reason: .emptyData) }
+        if let coder = allCoders.first(where: { $0.canDecode(data) }) {
+            return try coder.decode(data, options: options)
+        }
+        let format = ImageFormat(sniffing: data)
+        if format == .unknown {
+            let hex = data.prefix(8).map(\.hexDigits).joined(separator: " ")
+            throw MagpieError.decodingFailed(reason: .unknownFormat(leadingBytes: hex))
+        }
+        throw MagpieError.decodingFailed(reason: .unsupportedFormat(format, detail: "no registered decoder"))
+    }
+
+    /// Encodes `image` as `format` with the first coder for that format whose ``ImageCoder/canEncode`` is true.
+    ///
+    /// - Parameters:
+    ///   - image: The image to write; animated images keep their frames when the format animates.
+    ///   - format: The output format.
+    ///   - options: Encoder settings; ``ImageEncodingOptions/default`` is quality 85, lossy, white background.
+    /// - Returns: The encoded file's bytes.
+    /// - Throws: ``MagpieError/encodingFailed(reason:)`` with
+    ///   ``MagpieError/EncodingFailureReason/unsupportedFormat(_:)`` when no coder writes `format`, or the coder's
+    ///   own reason (an invalid option, an encoder error).
+    public func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions = .default) throws -> Data {
+        guard let coder = allCoders.first(where: { $0.format == format && $0.canEncode }) else {
+            throw MagpieError.encodingFailed(reason: .unsupportedFormat(format))
+        }
+        return try coder.encode(image, options: options)
+    }
+}

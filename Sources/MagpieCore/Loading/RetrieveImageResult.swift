@@ -1,0 +1,58 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What ``ImageManager/retrieveImage(with:options:progress:)-(Source,_,_)`` produced and where it came from.
+public struct RetrieveImageResult: Sendable {
+    /// The image, processed and modified as the options asked.
+    public var image: Image
+    /// Which cache answered; ``CacheType/none`` when it was downloaded (or read from a data provider).
+    public var cacheType: CacheType
+    /// The source the image came from: ``originalSource`` or one of its ``MagpieOption/alternativeSources(_:)``.
+    public var source: Source
+    /// The source the caller asked for.
+    public var originalSource: Source
+    /// The bytes, when they were downloaded or provided in this call (not for cache hits).
+    public var originalData: Data?
+    /// True when a conditional request got `304 Not Modified` and the cached entry was refreshed.
+    public var revalidated: Bool
+    /// The download's timings and byte count, when a request was made (a 304 included).
+    public var downloadMetrics: DownloadMetrics?
+    /// Reads the cached bytes of a hit, when ``data()`` asks.
+    private let cachedData: (@Sendable () async -> Data?)?
+
+    /// A result; the pipeline makes these.
+    ///
+    /// - Parameters:
+    ///   - image: The image.
+    ///   - cacheType: Which cache answered.
+    ///   - source: The source that succeeded.
+    ///   - originalSource: The source asked for.
+    ///   - originalData: The downloaded or provided bytes, if any.
+    ///   - revalidated: Whether a 304 refreshed the cached entry.
+    ///   - downloadMetrics: The download's metrics, if a request was made.
+    ///   - cachedData: Reads the bytes a cache holds for this image; nil when there is no such entry.
+    public init(
+        image: Image, cacheType: CacheType, source: Source, originalSource: Source, originalData: Data?, revalidated: Bool,
+        downloadMetrics: DownloadMetrics? = nil, cachedData: (@Sendable () async -> Data?)? = nil
+    ) {
+        self.image = image
+        self.cacheType = cacheType
+        self.source = source
+        self.originalSource = originalSource
+        self.originalData = originalData
+        self.revalidated = revalidated
+        self.downloadMetrics = downloadMetrics
+        self.cachedData = cachedData
+    }
+
+    /// The image's bytes, as Kingfisher's `RetrieveImageResult.data()`: the bytes downloaded or provided in this
+    /// call, else the bytes the data cache holds for this image (read now, from the cache that answered). nil when
+    /// there are none (a memory hit whose variant has no data-cache entry, say).
+    public func data() async -> Data? {
+        if let originalData { return originalData }
+        return await cachedData?()
+    }
+}
