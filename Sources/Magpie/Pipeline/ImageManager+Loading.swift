@@ -81,6 +81,8 @@ extension ImageManager {
                 memoryKey: request.memoryKey, options: request.retrieval)
             return found.image.map { ($0, found.cacheType) }
         } catch {
+            // A cancelled read says nothing about the entry; the miss path that follows answers the cancellation.
+            if error is CancellationError || Task.isCancelled { return nil }
             // Only damaged bytes are removed: a read error, or limits stricter than this caller's
             // (a decode `tooLarge`), say nothing about the entry, which other callers can still use.
             switch (error as? MagpieError)?.decodingReason {

@@ -346,6 +346,9 @@ public final class ImageCache: Sendable {
             guard let entry = try await dataCache?.cachedEntry(forKey: computed, extendingExpiration: options.diskAccessExtending)
             else { return nil }
             return try await codingExecutor.run { _ in try options.cacheSerializer.image(with: entry.data, options: options.decodingOptions) }
+        } catch is CancellationError {
+            // Every caller left: nothing is wrong with the entry.
+            throw CancellationError()
         } catch {
             counters.errors.increment()
             logger.debug("disk entry unusable", metadata: ["key": "\(computed)", "error": "\(error)"])

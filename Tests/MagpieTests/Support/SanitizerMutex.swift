@@ -3,6 +3,6 @@
 @testable import MagpieCore
 
 /// In ThreadSanitizer builds the tests' own locks are Magpie's pthread-based one too (see
-/// `Sources/Magpie/General/SanitizerMutex.swift`); a declaration here wins over both imports.
-typealias Mutex = Magpie.Mutex
+/// `Sources/MagpieCore/General/SanitizerMutex.swift`); a declaration here wins over both imports.
+typealias Mutex = MagpieCore.Mutex
 #endif
