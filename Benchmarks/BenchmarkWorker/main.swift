@@ -90,12 +90,14 @@ let arguments = CommandLine.arguments
 if arguments.count > 4, arguments[1] == "exec", let runs = Int(arguments[2]), let split = arguments.firstIndex(of: "--"),
     split > 3, split + 1 < arguments.count
 {
-    guard let m = measureCommand(runs: runs, baseline: Array(arguments[3..<split]), command: Array(arguments[(split + 1)...])) else {
-        print("error: \(arguments[(split + 1)...].joined(separator: " ")) failed")
+    do {
+        let m = try measureCommand(runs: runs, baseline: Array(arguments[3..<split]), command: Array(arguments[(split + 1)...]))
+        print(String(decoding: try JSONEncoder().encode(m), as: UTF8.self))
+        exit(0)
+    } catch {
+        print("error: \(error)")
         exit(1)
     }
-    print(String(decoding: try JSONEncoder().encode(m), as: UTF8.self))
-    exit(0)
 }
 guard arguments.count == 4, let runs = Int(arguments[3]) else {
     print("usage: magpie-bench-worker TASK FILE RUNS | exec RUNS BASELINE... -- COMMAND...")
