@@ -5,6 +5,11 @@
 //
 //   magpie-bench-worker TASK FILE RUNS      TASK: decode | thumb | raw-decode | raw-thumb
 //   magpie-bench-worker exec RUNS BASELINE... -- COMMAND...   (an external tool; see Spawn.swift)
+//
+// Imports: this is the only file of the worker that names a Magpie module (Spawn.swift uses none), so moving the
+// worker to a smaller library product (e.g. `MagpieCore`) is these lines plus the target's dependencies in
+// Package.swift. Everything the tasks use: ImageCoderRegistry, PixelSize, Image.resized, ImageFormat, MagpieError,
+// and CImageCodecs' mg_* functions for the raw tasks.
 import CImageCodecs
 import FoundationEssentials
 import Magpie

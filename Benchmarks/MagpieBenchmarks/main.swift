@@ -4,8 +4,8 @@
 //
 //   magpie-bench [--runs N] [--python PYTHON] FILE...
 // Each measurement is one run of magpie-bench-worker (built next to this binary). Prints two
-// Markdown tables (decode, thumb); with MAGPIE_BENCH_RATIOS set, also appends the chart's ratios
-// and the target verdicts to that file (see BenchLog.swift).
+// Markdown tables (decode, thumb) and the thumbnail worker's peak RSS; with MAGPIE_BENCH_RATIOS
+// set, also appends the chart's ratios and the target verdicts to that file (see BenchLog.swift).
 // --python: the Python with Pillow, a path or a bare name looked up on PATH; it must import PIL
 // (else exit 2). Without it: python3 on PATH, else .build-bench/venv/bin/python, else Pillow is
 // reported as not installed. A peer that is not installed is reported as skipped; an installed
@@ -168,6 +168,7 @@ for (task, title) in [("decode", "Decode"), ("thumb", "Thumbnail")] {
             + "| \(rss("Magpie", c.magpie)) | \(rss("Pillow", c.pillow)) | \(rss("vips", c.vips)) |")
     }
 }
+printThumbnailWorkerRSS(results)
 logRatiosAndTargets(results)
 if !failures.isEmpty {
     print()
