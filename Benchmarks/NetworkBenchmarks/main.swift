@@ -1,12 +1,14 @@
 // magpie-net-bench: Magpie's ImageDownloader against curl over loopback, plus dedupe of one URL.
 //
 //   magpie-net-bench [--runs N] [--count N] [--origin auto|nginx|magpie] [--nginx PATH] [--curl PATH] [--images DIR]
-//                    [--only data,image,decode,prefetch,prefetch-warm,curl,dedupe] [--verbose]
+//                    [--miss-source FILE] [--only data,image,decode,prefetch,prefetch-warm,curl,dedupe,misses] [--verbose]
 //
 // Throughput: `--count` (1,000) distinct ~50 KB JPEGs, 16 downloads at once, from nginx in its own process when
 // installed (else, or with --origin magpie, MagpieOrigin's ImageOrigin inside this process). Rows run interleaved
 // (warm-up round, then N rounds) so drift on the machine hits every row alike; the median is reported.
 // Dedupe: 1,000 concurrent downloadImage calls for one slow URL on ImageOrigin, which counts the requests.
+// Misses: `--count` concurrent retrievals of distinct URLs in a fresh child process, its peak RSS and wall time
+// (Misses.swift; the image is made from --miss-source, default ../shared/corpus/large/SafeLanding_5120x2880.jpg).
 // Peers: nginx (--nginx PATH, a path or a name on PATH; else found on PATH or in the sbin folders) and curl (likewise).
 // One that is found but fails (nginx does not start, curl exits non-zero or returns wrong bytes) fails the bench
 // (exit 1); one that is not installed is reported as skipped (nginx: the origin is ImageOrigin in this process).
@@ -17,6 +19,8 @@ import MagpieBenchSupport
 import MagpieOrigin
 
 let arguments = CommandLine.arguments
+// The child process of the misses row: runs its retrievals, prints one JSON line and exits.
+if arguments.count > 1, arguments[1] == "misses-child" { await missesChild(Array(arguments.dropFirst(2))) }
 func option(_ name: String) -> String? {
     guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count else { return nil }
     return arguments[i + 1]
@@ -27,6 +31,7 @@ let originChoice = option("--origin") ?? "auto"
 let imageFolder = option("--images") ?? ".build-bench/net-images"
 let concurrency = 16
 let verbose = arguments.contains("--verbose")  // every sample to stderr
+let missSource = option("--miss-source") ?? "../shared/corpus/large/SafeLanding_5120x2880.jpg"
 
 /// A peer's executable: `given` (a path, or a bare name looked up like findExecutable) must exist, or the bench
 /// stops; without it, `name` wherever findExecutable finds it, or nil (not installed).
@@ -39,7 +44,7 @@ func peerExecutable(_ name: String, given: String?) throws -> String? {
 
 /// The parts of the run, in order; `--only data,curl` (say) runs a subset, e.g. under `perf`.
 enum Part: String, CaseIterable {
-    case data, image, decode, prefetch, prefetchWarm = "prefetch-warm", curl, dedupe
+    case data, image, decode, prefetch, prefetchWarm = "prefetch-warm", curl, dedupe, misses
 }
 let selected = option("--only").map { list in Part.allCases.filter { list.split(separator: ",").contains(Substring($0.rawValue)) } }
     ?? Part.allCases
@@ -115,7 +120,7 @@ func report(images: ImageSet, origin: ThroughputOrigin, workload: Workload, orig
     } else {
         log("curl is not installed: its row is skipped")
     }
-    let rows = selected.filter { $0 != .dedupe && ($0 != .curl || curl != nil) }
+    let rows = selected.filter { $0 != .dedupe && $0 != .misses && ($0 != .curl || curl != nil) }
     let bodies = try rows.contains(.decode) ? images.names.map { try Data(contentsOf: URL(fileURLWithPath: images.folder + "/" + $0)) } : []
     var samples = [[Sample]](repeating: [], count: rows.count)
     var originCPU = [Duration](repeating: .zero, count: rows.count)
@@ -129,7 +134,7 @@ func report(images: ImageSet, origin: ThroughputOrigin, workload: Workload, orig
             case .decode: sample = try await decodeRun(bodies)
             case .prefetch: sample = try await prefetchRun(workload, cacheFolder: workDir + "/prefetch-cache", concurrency: concurrency, warm: false)
             case .prefetchWarm: sample = try await prefetchRun(workload, cacheFolder: workDir + "/prefetch-cache", concurrency: concurrency, warm: true)
-            case .curl, .dedupe: sample = try await curl!.run(workload)
+            case .curl, .dedupe, .misses: sample = try await curl!.run(workload)
             }
             if verbose { log("round \(round) \(row): wall \(format(ms(sample.wall))) ms, CPU \(format(ms(sample.clientCPU))) ms") }
             guard round > 0 else { continue }
@@ -137,7 +142,7 @@ func report(images: ImageSet, origin: ThroughputOrigin, workload: Workload, orig
             if let before = originBefore, let after = nginxCPU(origin) { originCPU[index] += after - before }
         }
     }
-    // Throughput rows (none with --only dedupe).
+    // Throughput rows (none with e.g. --only dedupe,misses).
     if !rows.isEmpty {
         let spawn = try await spawnCost()
 
@@ -177,7 +182,7 @@ func report(images: ImageSet, origin: ThroughputOrigin, workload: Workload, orig
             case .decode: "reference: Magpie decode alone, bytes in memory (no network)"
             case .prefetch: "Magpie `ImagePrefetcher`, empty cache: download + decode + resize 256 + store (disk)"
             case .prefetchWarm: "Magpie `ImagePrefetcher` again, new manager over the warm cache (all skipped)"
-            case .curl, .dedupe: "\(curl?.version ?? "curl") `--parallel`"
+            case .curl, .dedupe, .misses: "\(curl?.version ?? "curl") `--parallel`"
             }
             print("| \(label) | \(format(Double(count) / wall * 1000, 0)) | \(format(totalMB / wall * 1000)) | \(ratio) | \(format(wall)) "
                 + "| \(format(walls.min() ?? 0))–\(format(walls.max() ?? 0)) | \(format(median(samples[row].map { ms($0.clientCPU) }), 0)) | \(originColumn) |")
@@ -191,6 +196,9 @@ func report(images: ImageSet, origin: ThroughputOrigin, workload: Workload, orig
     }
 
     if selected.contains(.dedupe) { try await printDedupe(images: images) }
+    if selected.contains(.misses) {
+        printMisses(try await missesRun(count: count, runs: runs, source: missSource, workDir: workDir))
+    }
 }
 
 @MainActor
@@ -222,7 +230,7 @@ func logRatios(rows: [Part], medians: [Double], curl: Double) {
         case .image: BenchLog.ratio("network", "downloadImage (+ decode) vs curl (download only)", wall / curl, note: "reference: curl does not decode")
         case .prefetch: BenchLog.ratio("prefetch", "prefetch, empty cache vs curl download only", wall / curl, note: "reference: curl only downloads")
         case .prefetchWarm: BenchLog.ratio("prefetch", "prefetch again, warm cache vs curl download only", wall / curl, note: "reference: curl only downloads")
-        case .decode, .curl, .dedupe: break
+        case .decode, .curl, .dedupe, .misses: break
         }
     }
 }
