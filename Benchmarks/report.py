@@ -30,6 +30,8 @@ TARGETS = [
     ('p1-progressive-decode', 'P1', '18 MP progressive JPEG decode within 1.05× djpeg',
      'J1_Elephants_5640x3172.jpg absent (scripts/bench --fetch), or djpeg missing'),
     ('p1-png-decode', 'P1', '15 MP PNG decode no slower than Pillow', 'no 15 MP PNG among the inputs, or Pillow missing'),
+    ('thumb-worker-rss', 'next', 'thumbnail worker peak RSS: SafeLanding_5120x2880.jpg → 256 px JPEG, Magpie ≤ 22 MB (Pillow alongside)',
+     'SafeLanding_5120x2880.jpg not among the inputs, or magpie-bench did not run'),
     ('p2-memory-hit', 'P2', 'memory-cache hit ≤ 3× Dictionary + Mutex', 'magpie-cache-bench did not run'),
     ('p2-disk-hit', 'P2', 'disk-cache hit (retrieveImage) ≤ 1.1× raw decode', 'magpie-cache-bench ran without its disk part'),
     ('p2-open', 'P2', 'open a disk cache of 100,000 entries in < 1 s', 'magpie-cache-bench ran with fewer than 100,000 entries'),

@@ -5,6 +5,11 @@
 //
 //   magpie-bench-worker TASK FILE RUNS      TASK: decode | thumb | raw-decode | raw-thumb
 //   magpie-bench-worker exec RUNS BASELINE... -- COMMAND...   (an external tool; see Spawn.swift)
+//
+// Imports: this is the only file of the worker that names a Magpie module (Spawn.swift uses none), so moving the
+// worker to a smaller library product (e.g. `MagpieCore`) is these lines plus the target's dependencies in
+// Package.swift. Everything the tasks use: ImageCoderRegistry, PixelSize, Image.resized, ImageFormat, MagpieError,
+// and CImageCodecs' mg_* functions for the raw tasks.
 import CImageCodecs
 import FoundationEssentials
 import Magpie
@@ -90,12 +95,14 @@ let arguments = CommandLine.arguments
 if arguments.count > 4, arguments[1] == "exec", let runs = Int(arguments[2]), let split = arguments.firstIndex(of: "--"),
     split > 3, split + 1 < arguments.count
 {
-    guard let m = measureCommand(runs: runs, baseline: Array(arguments[3..<split]), command: Array(arguments[(split + 1)...])) else {
-        print("error: \(arguments[(split + 1)...].joined(separator: " ")) failed")
+    do {
+        let m = try measureCommand(runs: runs, baseline: Array(arguments[3..<split]), command: Array(arguments[(split + 1)...]))
+        print(String(decoding: try JSONEncoder().encode(m), as: UTF8.self))
+        exit(0)
+    } catch {
+        print("error: \(error)")
         exit(1)
     }
-    print(String(decoding: try JSONEncoder().encode(m), as: UTF8.self))
-    exit(0)
 }
 guard arguments.count == 4, let runs = Int(arguments[3]) else {
     print("usage: magpie-bench-worker TASK FILE RUNS | exec RUNS BASELINE... -- COMMAND...")

@@ -15,33 +15,63 @@ struct Measurement: Codable {
     var floorKiB: Int?
 }
 
-/// Runs a command, returning its standard output, or nil when it fails.
-func capture(_ executable: String, _ arguments: [String]) -> String? {
+/// A peer (or the worker) that is installed but did not run: the bench reports it and exits non-zero.
+struct PeerFailure: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Runs a command and returns its standard output; throws a PeerFailure naming the command, its exit
+/// status and the end of its output when it cannot start or exits non-zero.
+func capture(_ executable: String, _ arguments: [String]) throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     let out = Pipe()
     process.standardOutput = out
-    process.standardError = FileHandle.nullDevice
-    do { try process.run() } catch { return nil }
+    // Standard error to a file, not a second pipe: a child that fills one pipe while we read the other would hang.
+    let errorPath = FileManager.default.temporaryDirectory.appendingPathComponent("magpie-bench-\(getpid())-stderr.txt").path
+    _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
+    defer { try? FileManager.default.removeItem(atPath: errorPath) }
+    process.standardError = FileHandle(forWritingAtPath: errorPath) ?? FileHandle.nullDevice
+    do { try process.run() } catch { throw PeerFailure(description: "\(executable): cannot start: \(error)") }
     let data = out.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return process.terminationStatus == 0 ? String(decoding: data, as: UTF8.self) : nil
+    let output = String(decoding: data, as: UTF8.self)
+    guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+        let how = process.terminationReason == .exit ? "exit status \(process.terminationStatus)" : "signal \(process.terminationStatus)"
+        let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+        let tail = (output + "\n" + errors).split(separator: "\n").suffix(4).joined(separator: " | ")
+        let shown = ([executable] + arguments.prefix(4).map { $0.contains("\n") ? "<script>" : $0 }).joined(separator: " ")
+        throw PeerFailure(description: "`\(shown)` failed (\(how)): \(tail)")
+    }
+    return output
 }
 
-/// The first executable called `name` on PATH.
+/// `name` as an absolute path: a name with a slash is taken as written (relative to the working directory),
+/// a bare name is looked up on PATH as a shell would. Nil when there is no such executable.
+/// (Process does not search PATH: `URL(fileURLWithPath: "python3")` is `./python3`.)
 func which(_ name: String) -> String? {
-    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
-        let path = "\(dir)/\(name)"
+    guard !name.isEmpty else { return nil }
+    if name.contains("/") {
+        let path = URL(fileURLWithPath: name).standardizedFileURL.path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }
+    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+        let path = URL(fileURLWithPath: String(dir)).appendingPathComponent(name).standardizedFileURL.path
         if FileManager.default.isExecutableFile(atPath: path) { return path }
     }
     return nil
 }
 
-/// Runs a worker or the Pillow script and decodes the JSON line it prints; nil when it fails.
-func measureProcess(_ executable: String, _ arguments: [String]) -> Measurement? {
-    guard let output = capture(executable, arguments) else { return nil }
-    return try? JSONDecoder().decode(Measurement.self, from: Data(output.utf8))
+/// Runs a worker or the Pillow script and decodes the JSON line it prints; throws when it fails or prints something else.
+func measureProcess(_ executable: String, _ arguments: [String]) throws -> Measurement {
+    let output = try capture(executable, arguments)
+    do {
+        return try JSONDecoder().decode(Measurement.self, from: Data(output.utf8))
+    } catch {
+        let shown = output.trimmingCharacters(in: .whitespacesAndNewlines).prefix(200)
+        throw PeerFailure(description: "`\(executable) \(arguments.first ?? "")...` printed no measurement: \"\(shown)\"")
+    }
 }
 
 let pillowScript = """
@@ -69,52 +99,54 @@ let pillowScript = """
     """
 
 /// The tools of one run: the worker, and each peer's executable (nil = not installed, skipped).
+/// Every method returns nil for a peer that is not installed and throws when an installed one fails.
 struct Peers {
     let worker: String
-    let python: String
-    let hasPillow: Bool
+    /// An absolute path to a Python that imports PIL; nil when Pillow is not installed.
+    let python: String?
     let djpeg: String?
     let vips: String?
     let vipsthumbnail: String?
     /// Where vipsthumbnail writes its output.
     let scratch: URL
 
-    func magpie(_ task: String, _ path: String, runs: Int) -> Measurement? {
-        measureProcess(worker, [task, path, "\(runs)"])
+    func magpie(_ task: String, _ path: String, runs: Int) throws -> Measurement? {
+        try measureProcess(worker, [task, path, "\(runs)"])
     }
 
-    func pillow(_ task: String, _ path: String, runs: Int) -> Measurement? {
-        hasPillow ? measureProcess(python, ["-c", pillowScript, task, path, "\(runs)"]) : nil
+    func pillow(_ task: String, _ path: String, runs: Int) throws -> Measurement? {
+        guard let python else { return nil }
+        return try measureProcess(python, ["-c", pillowScript, task, path, "\(runs)"])
     }
 
     /// djpeg to /dev/null, minus the cost of spawning /bin/true; `scale` is djpeg's -scale M/N.
-    func djpeg(_ path: String, scale: String?, runs: Int) -> Measurement? {
+    func djpeg(_ path: String, scale: String?, runs: Int) throws -> Measurement? {
         guard let djpeg else { return nil }
         var command = [djpeg, "-outfile", "/dev/null"]
         if let scale { command += ["-scale", scale] }
-        return exec(runs: runs, baseline: ["/bin/true"], command: command + [path])
+        return try exec(runs: runs, baseline: ["/bin/true"], command: command + [path])
     }
 
     /// A full decode by libvips (`vips avg` reads every pixel), minus libvips's start-up.
-    func vipsDecode(_ path: String, runs: Int) -> Measurement? {
+    func vipsDecode(_ path: String, runs: Int) throws -> Measurement? {
         guard let vips else { return nil }
-        return exec(runs: runs, baseline: [vips, "--vips-version"], command: [vips, "avg", path])
+        return try exec(runs: runs, baseline: [vips, "--vips-version"], command: [vips, "avg", path])
     }
 
     /// vipsthumbnail's own pipeline (shrink-on-load, fit 256×256, JPEG q80), minus its start-up.
-    func vipsThumb(_ path: String, runs: Int) -> Measurement? {
+    func vipsThumb(_ path: String, runs: Int) throws -> Measurement? {
         guard let vipsthumbnail else { return nil }
         let out = scratch.appendingPathComponent("vips-thumb.jpg").path
-        return exec(runs: runs, baseline: [vipsthumbnail, "--vips-version"], command: [vipsthumbnail, path, "-s", "256", "-o", out + "[Q=80]"])
+        return try exec(runs: runs, baseline: [vipsthumbnail, "--vips-version"], command: [vipsthumbnail, path, "-s", "256", "-o", out + "[Q=80]"])
     }
 
     /// Time and peak RSS of `vips --vips-version` alone: the start-up the vips cells leave out.
-    func vipsStartup() -> Measurement? {
+    func vipsStartup() throws -> Measurement? {
         guard let vips else { return nil }
-        return exec(runs: 5, baseline: ["/bin/true"], command: [vips, "--vips-version"])
+        return try exec(runs: 5, baseline: ["/bin/true"], command: [vips, "--vips-version"])
     }
 
-    private func exec(runs: Int, baseline: [String], command: [String]) -> Measurement? {
-        measureProcess(worker, ["exec", "\(runs)"] + baseline + ["--"] + command)
+    private func exec(runs: Int, baseline: [String], command: [String]) throws -> Measurement? {
+        try measureProcess(worker, ["exec", "\(runs)"] + baseline + ["--"] + command)
     }
 }

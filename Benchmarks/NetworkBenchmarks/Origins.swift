@@ -161,8 +161,8 @@ final class NginxServer: Sendable {
             var status: Int32 = 0
             if waitpid(pid, &status, WNOHANG) == pid || ContinuousClock.now > deadline {
                 await server.stop()
-                let log = (try? String(contentsOfFile: temp + "/error.log", encoding: .utf8)) ?? ""
-                throw BenchError("nginx did not start: \(log.trimmingCharacters(in: .whitespacesAndNewlines))")
+                let log = ["/error.log", "/stderr.log"].compactMap { try? String(contentsOfFile: temp + $0, encoding: .utf8) }.joined(separator: "\n")
+                throw BenchError("nginx (\(executable)) did not start: \(log.trimmingCharacters(in: .whitespacesAndNewlines))")
             }
             try await Task.sleep(for: .milliseconds(20))
         }

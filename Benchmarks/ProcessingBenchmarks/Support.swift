@@ -29,16 +29,38 @@ func run(_ executable: String, _ arguments: [String], quiet: Bool = false) -> St
     return process.terminationStatus == 0 ? String(decoding: data, as: UTF8.self) : nil
 }
 
-/// A Python that can import PIL: `given`, else python3 on PATH, else the venv scripts/bench makes.
-func findPillow(given: String?) -> String? {
-    var candidates: [String] = []
-    if let given { candidates.append(given) } else {
-        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
-            candidates.append("\(dir)/python3")
-        }
-        candidates.append(".build-bench/venv/bin/python")
+/// `name` as an absolute path: with a slash, as written (relative to the working directory); a bare name is
+/// looked up on PATH as a shell would (Process does not search PATH). Nil when there is no such executable.
+func which(_ name: String) -> String? {
+    guard !name.isEmpty else { return nil }
+    if name.contains("/") {
+        let path = URL(fileURLWithPath: name).standardizedFileURL.path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) && run($0, ["-c", "import PIL"], quiet: true) != nil }
+    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+        let path = URL(fileURLWithPath: String(dir)).appendingPathComponent(name).standardizedFileURL.path
+        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    return nil
+}
+
+/// A Python that can import PIL, as an absolute path. `given` (a path or a name on PATH) must be one: when it is
+/// missing or cannot import PIL the bench stops with exit status 2, since a Pillow asked for must not vanish from
+/// the report. Without it: python3 on PATH, else the venv scripts/bench makes, else nil (Pillow not installed).
+func findPillow(given: String?) -> String? {
+    func importsPIL(_ path: String, quiet: Bool) -> Bool { run(path, ["-c", "import PIL"], quiet: quiet) != nil }
+    guard let given else {
+        return [which("python3"), which(".build-bench/venv/bin/python")].compactMap { $0 }.first { importsPIL($0, quiet: true) }
+    }
+    guard let path = which(given) else {
+        FileHandle.standardError.write(Data("magpie-proc-bench: Pillow: --python \(given): no such executable (as a path, or on PATH)\n".utf8))
+        exit(2)
+    }
+    guard importsPIL(path, quiet: false) else {
+        FileHandle.standardError.write(Data("magpie-proc-bench: Pillow: --python \(given) (\(path)) cannot import PIL (its error is above)\n".utf8))
+        exit(2)
+    }
+    return path
 }
 
 /// A photo-like opaque test image: smooth colour waves plus fixed pseudo-random grain, so

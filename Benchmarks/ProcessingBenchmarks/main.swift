@@ -1,6 +1,10 @@
 // magpie-proc-bench: processing speed and quality against Pillow, on the same pixels.
 //
-//   magpie-proc-bench [--runs N] [--python PATH] [--corpus DIR] [FILE...]
+//   magpie-proc-bench [--runs N] [--python PYTHON] [--corpus DIR] [FILE...]
+//
+// --python: a path or a bare name looked up on PATH; it must import PIL (else exit 2). Without it:
+// python3 on PATH, else .build-bench/venv/bin/python, else Pillow is reported as not installed.
+// Any Pillow run that fails is reported in the output, and the exit status is 1.
 //
 // Speed: a Lanczos resize of a generated 15 MP image to 256 px wide and a Gaussian blur
 // (σ = 10) of a generated 1600×1250 image, each side timing only the operation (median of
@@ -38,7 +42,23 @@ if let entries = try? FileManager.default.contentsOfDirectory(atPath: corpus) {
 
 let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("pillow_processing.py").path
 let pillow = findPillow(given: python)
-if pillow == nil { print("Pillow unavailable: skipped\n") }
+print(pillow.map { "Pillow: `\($0)`.\n" } ?? "Pillow: not installed (skipped).\n")
+/// Pillow runs that failed: listed at the end, and the exit status is 1.
+var failures: [String] = []
+/// The Pillow script's output for `arguments`; a failure (exit status, or output that is not a number when
+/// `number`) is recorded in `failures` and gives nil.
+@MainActor func pillowRun(_ python: String, _ what: String, _ arguments: [String], number: Bool = true) -> String? {
+    guard let output = run(python, [script] + arguments) else {
+        failures.append("Pillow, \(what): `pillow_processing.py \(arguments.first ?? "")` failed (its error is on stderr)")
+        return nil
+    }
+    let text = output.trimmingCharacters(in: .whitespacesAndNewlines)
+    guard !number || Double(text) != nil else {
+        failures.append("Pillow, \(what): printed \"\(text.prefix(120))\", not a time")
+        return nil
+    }
+    return text
+}
 let work = FileManager.default.temporaryDirectory.appendingPathComponent("magpie-proc-bench-\(getpid())")
 try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: work) }
@@ -58,8 +78,8 @@ let resizeMs = try medianMs(runs) { _ = try ImageResampler.resize(large, to: thu
 var resizePillow: Double?
 if let pillow {
     let path = try writeRaw(large, to: work.appendingPathComponent("large.raw"))
-    resizePillow = run(pillow, [script, "resize", path, "5000", "3000", "RGB", "\(thumbSize.width)", "\(thumbSize.height)", "\(runs)"])
-        .flatMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    resizePillow = pillowRun(pillow, "resize", ["resize", path, "5000", "3000", "RGB", "\(thumbSize.width)", "\(thumbSize.height)", "\(runs)"])
+        .flatMap { Double($0) }
 }
 rows.append(Row(name: "resize 5000×3000 → \(thumbSize) (Lanczos-3)", magpie: resizeMs, pillow: resizePillow))
 
@@ -72,10 +92,9 @@ var blurPillow: Double?
 var blurPSNR: Double?
 if let pillow {
     let path = try writeRaw(blurInput, to: work.appendingPathComponent("blur.raw"))
-    blurPillow = run(pillow, [script, "blur", path, "1600", "1250", "RGB", "10", "\(runs)"])
-        .flatMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    blurPillow = pillowRun(pillow, "blur", ["blur", path, "1600", "1250", "RGB", "10", "\(runs)"]).flatMap { Double($0) }
     let out = work.appendingPathComponent("blur-pillow.raw").path
-    if run(pillow, [script, "gaussian", path, "1600", "1250", "RGB", "10", out]) != nil, let blurred,
+    if pillowRun(pillow, "blur quality", ["gaussian", path, "1600", "1250", "RGB", "10", out], number: false) != nil, let blurred,
         let theirs = FileManager.default.contents(atPath: out)
     {
         blurPSNR = psnr(blurred.pixels, theirs, channels: 3)
@@ -87,7 +106,7 @@ print("### Speed (\(runs) runs, median)\n")
 print("| Operation | Magpie (ms) | Pillow (ms) | Magpie/Pillow |")
 print("|---|---:|---:|---:|")
 for (row, key) in zip(rows, ["p4-resize", "p4-blur"]) {
-    let theirs = row.pillow.map { String(format: "%.1f", $0) } ?? "skipped"
+    let theirs = row.pillow.map { String(format: "%.1f", $0) } ?? (pillow == nil ? "skipped" : "**FAILED**")
     let ratio = row.pillow.map { String(format: "%.2f×", row.magpie / $0) } ?? "–"
     print("| \(row.name) | \(String(format: "%.1f", row.magpie)) | \(theirs) | \(ratio) |")
     if let pillow = row.pillow {
@@ -121,8 +140,8 @@ if let pillow, !files.isEmpty {
         let input = try writeRaw(pixels, to: work.appendingPathComponent("q.raw"), alpha: !opaque)
         let output = work.appendingPathComponent("q-pillow.raw").path
         let mode = opaque ? "RGB" : "RGBA"
-        var cell = "Pillow failed"
-        if run(pillow, [script, "lanczos", input, "\(pixels.width)", "\(pixels.height)", mode, "\(size.width)", "\(size.height)", output]) != nil,
+        var cell = "**Pillow FAILED**"
+        if pillowRun(pillow, "resize quality \(name)", ["lanczos", input, "\(pixels.width)", "\(pixels.height)", mode, "\(size.width)", "\(size.height)", output], number: false) != nil,
             let theirs = FileManager.default.contents(atPath: output)
         {
             let decibels = psnr(ours, theirs, channels: channels)
@@ -131,4 +150,10 @@ if let pillow, !files.isEmpty {
         }
         print("| \(name) | \(pixels.width)×\(pixels.height) | \(size) | \(cell) |")
     }
+}
+if !failures.isEmpty {
+    print("\n**Failed in this run (Pillow is installed but did not run):**\n")
+    for failure in failures { print("- \(failure)") }
+    FileHandle.standardError.write(Data("magpie-proc-bench: \(failures.count) Pillow run(s) FAILED (listed in the output); exit status 1\n".utf8))
+    exit(1)
 }
