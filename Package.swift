@@ -118,7 +118,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "magpie-bench-worker",
-            dependencies: ["Magpie", "CImageCodecs"],
+            dependencies: ["MagpieCore", "CImageCodecs"],
             path: "Benchmarks/BenchmarkWorker"
         ),
         .executableTarget(

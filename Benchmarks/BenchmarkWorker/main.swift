@@ -1,18 +1,15 @@
 // magpie-bench-worker: runs one benchmark task on one file and prints its median time
-// and peak RSS as JSON. Kept apart from magpie-bench, and importing FoundationEssentials
-// only, so its peak RSS is what a lean Magpie process costs (Magpie itself still loads full
-// Foundation: a worker that does nothing peaks at ~19 MB, almost all of it library code pages).
+// and peak RSS as JSON. Kept apart from magpie-bench, and linking only MagpieCore (no NIO,
+// AsyncHTTPClient or full Foundation), so its peak RSS is what a lean thumbnail worker costs.
 //
 //   magpie-bench-worker TASK FILE RUNS      TASK: decode | thumb | raw-decode | raw-thumb
 //   magpie-bench-worker exec RUNS BASELINE... -- COMMAND...   (an external tool; see Spawn.swift)
 //
-// Imports: this is the only file of the worker that names a Magpie module (Spawn.swift uses none), so moving the
-// worker to a smaller library product (e.g. `MagpieCore`) is these lines plus the target's dependencies in
-// Package.swift. Everything the tasks use: ImageCoderRegistry, PixelSize, Image.resized, ImageFormat, MagpieError,
-// and CImageCodecs' mg_* functions for the raw tasks.
+// Imports: MagpieCore (ImageCoderRegistry, PixelSize, Image.resized, ImageFormat, MagpieError) and CImageCodecs'
+// mg_* functions for the raw tasks; Spawn.swift names no Magpie module.
 import CImageCodecs
 import FoundationEssentials
-import Magpie
+import MagpieCore
 #if canImport(Glibc)
 import Glibc
 #endif

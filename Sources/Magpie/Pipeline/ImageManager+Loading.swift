@@ -41,7 +41,8 @@ extension ImageManager {
             let result = RetrieveImageResult(
                 image: hit.image, cacheType: hit.cacheType, source: source, originalSource: originalSource,
                 originalData: nil, revalidated: revalidation != nil, downloadMetrics: revalidation,
-                cachedData: request.cachedData)
+                dataCache: request.cache.dataCache,
+                dataCacheKey: ImageCache.computedKey(request.key, processorIdentifier: request.variantIdentifier))
             return deliver(result, request: request, originalSource: originalSource)
         }
         let result: RetrieveImageResult

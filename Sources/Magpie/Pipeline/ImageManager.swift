@@ -164,11 +164,14 @@ public final class ImageManager: Sendable {
         let options = parse(options)
         // The common memory hit first, without the request's derived keys, async frames and copies (a one-task hit
         // cost 5× the raw lookup through the general path).
-        if options.readsPlainMemoryEntry, let image = cache.memoryImage(forMemoryKey: cacheKey(for: source), extending: nil) {
-            logger.debug("retrieved", metadata: ["key": "\(source.cacheKey)", "from": "memory", "revalidated": "false"])
-            return RetrieveImageResult(
-                image: image, cacheType: .memory, source: source, originalSource: source, originalData: nil,
-                revalidated: false, downloadMetrics: nil)
+        if options.readsPlainMemoryEntry {
+            let key = cacheKey(for: source)
+            if let image = cache.memoryImage(forMemoryKey: key, extending: nil) {
+                logger.debug("retrieved", metadata: ["key": "\(source.cacheKey)", "from": "memory", "revalidated": "false"])
+                return RetrieveImageResult(
+                    image: image, cacheType: .memory, source: source, originalSource: source, originalData: nil,
+                    revalidated: false, downloadMetrics: nil, dataCache: cache.dataCache, dataCacheKey: key)
+            }
         }
         do {
             let result = try await retrieve(source, originalSource: source, options: options, progress: progress)

@@ -59,13 +59,6 @@ struct RetrievalRequest: Sendable {
             diskAccessExtending: options.diskCacheAccessExtendingExpiration)
     }
 
-    /// Reads the variant's bytes from the data cache (for ``RetrieveImageResult/data()`` of a hit).
-    var cachedData: (@Sendable () async -> Data?)? {
-        guard let dataCache = cache.dataCache else { return nil }
-        let key = ImageCache.computedKey(key, processorIdentifier: variantIdentifier)
-        return { try? await dataCache.cachedEntry(forKey: key, extendingExpiration: ExpirationExtending.none)?.data }
-    }
-
     /// The memory key the variant is stored under.
     var memoryKey: String {
         ImageCache.memoryKey(ImageCache.computedKey(key, processorIdentifier: variantIdentifier), decodingOptions: readDecoding)

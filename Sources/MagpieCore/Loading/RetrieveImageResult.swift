@@ -20,8 +20,9 @@ public struct RetrieveImageResult: Sendable {
     public var revalidated: Bool
     /// The download's timings and byte count, when a request was made (a 304 included).
     public var downloadMetrics: DownloadMetrics?
-    /// Reads the cached bytes of a hit, when ``data()`` asks.
-    private let cachedData: (@Sendable () async -> Data?)?
+    /// Where ``data()`` reads the bytes of a hit (no closure: a memory hit must not allocate).
+    private let dataCache: (any DataCaching)?
+    private let dataCacheKey: String?
 
     /// A result; the pipeline makes these.
     ///
@@ -33,10 +34,11 @@ public struct RetrieveImageResult: Sendable {
     ///   - originalData: The downloaded or provided bytes, if any.
     ///   - revalidated: Whether a 304 refreshed the cached entry.
     ///   - downloadMetrics: The download's metrics, if a request was made.
-    ///   - cachedData: Reads the bytes a cache holds for this image; nil when there is no such entry.
+    ///   - dataCache: The data cache that holds this image's bytes, if any (for ``data()``).
+    ///   - dataCacheKey: The key of those bytes in `dataCache` (``CacheKey/stored(_:variant:)``).
     public init(
         image: Image, cacheType: CacheType, source: Source, originalSource: Source, originalData: Data?, revalidated: Bool,
-        downloadMetrics: DownloadMetrics? = nil, cachedData: (@Sendable () async -> Data?)? = nil
+        downloadMetrics: DownloadMetrics? = nil, dataCache: (any DataCaching)? = nil, dataCacheKey: String? = nil
     ) {
         self.image = image
         self.cacheType = cacheType
@@ -45,7 +47,8 @@ public struct RetrieveImageResult: Sendable {
         self.originalData = originalData
         self.revalidated = revalidated
         self.downloadMetrics = downloadMetrics
-        self.cachedData = cachedData
+        self.dataCache = dataCache
+        self.dataCacheKey = dataCacheKey
     }
 
     /// The image's bytes, as Kingfisher's `RetrieveImageResult.data()`: the bytes downloaded or provided in this
@@ -53,6 +56,7 @@ public struct RetrieveImageResult: Sendable {
     /// there are none (a memory hit whose variant has no data-cache entry, say).
     public func data() async -> Data? {
         if let originalData { return originalData }
-        return await cachedData?()
+        guard let dataCache, let dataCacheKey else { return nil }
+        return try? await dataCache.cachedEntry(forKey: dataCacheKey, extendingExpiration: ExpirationExtending.none)?.data
     }
 }

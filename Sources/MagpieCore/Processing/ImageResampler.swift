@@ -50,8 +50,9 @@ public enum ImageResampler {
         return (max(1, fx), max(1, fy))
     }
 
-    /// What `resize` holds besides its output: the horizontal pass's float rows, the target width × the source height
-    /// after the box pre-reduction (rounded up). Processors check it against the limits before enlarging.
+    /// An upper bound of what `resize` holds besides its output: the target width × the source height after the box
+    /// pre-reduction (rounded up), which the horizontal pass's float rows never exceed (they stream through a ring of
+    /// a few rows). Processors check it against the limits before enlarging.
     static func intermediateSize(from source: PixelSize, to size: PixelSize, filter: ResamplingFilter = .lanczos3) -> PixelSize {
         let fy = reduction(from: source, to: size, filter: filter)?.y ?? 1
         return PixelSize(width: size.width, height: (source.height + fy - 1) / fy)
@@ -65,60 +66,69 @@ public enum ImageResampler {
         let columns = Contributions(source: pixels.width, destination: size.width, filter: filter)
         let rows = Contributions(source: pixels.height, destination: size.height, filter: filter)
 
-        // Horizontal pass into premultiplied floats, only for the source rows the vertical pass reads.
+        // Two passes, streamed: each source row the vertical pass needs is resampled horizontally into premultiplied
+        // floats once, into a ring of as many rows as the widest vertical filter reads (plus slack), not a whole
+        // intermediate image — which held output width × source height × 16 bytes (1.5 MB for a 256-px thumbnail
+        // of a 640×360 decode, 128 MB for 6000×4000 → 2000×1333). Each row is summed in right after it is looked up,
+        // so the result never depends on the ring's size; a slot remembers its row, and a ring as tall as the widest
+        // window (plus slack for windows that step back) computes each source row once.
         let intermediateWidth = size.width
-        var intermediate = [SIMD4<Float>](repeating: .zero, count: intermediateWidth * pixels.height)
-        let firstRow = rows.first.min() ?? 0
-        let lastRow = zip(rows.first, rows.count).map { $0 + $1 }.max() ?? pixels.height
+        let ringRows = min(pixels.height, rows.stride + 2)
+        var ring = [SIMD4<Float>](repeating: .zero, count: intermediateWidth * ringRows)
+        var slotRow = [Int](repeating: -1, count: ringRows)
+        var line = [SIMD4<Float>](repeating: .zero, count: pixels.width)
+        var accumulator = [SIMD4<Float>](repeating: .zero, count: size.width)
         pixels.withUnsafeBytes { raw in
             let src = raw.bindMemory(to: UInt8.self)
-            var line = [SIMD4<Float>](repeating: .zero, count: pixels.width)
-            intermediate.withUnsafeMutableBufferPointer { out in
-                line.withUnsafeMutableBufferPointer { line in
-                    columns.withPointers { first, count, weights, stride in
-                        for y in firstRow..<lastRow {
-                            let base = y * pixels.width * 4
-                            for x in 0..<pixels.width {
-                                let p = base + x * 4
-                                let v = SIMD4<Float>(Float(src[p]), Float(src[p + 1]), Float(src[p + 2]), Float(src[p + 3]))
-                                line[x] = opaque ? v : premultiply(v)
-                            }
-                            let outBase = y * intermediateWidth
-                            for x in 0..<intermediateWidth {
-                                let start = first[x], taps = count[x], w = x * stride
-                                var acc = SIMD4<Float>.zero
-                                for k in 0..<taps { acc += line[start + k] * weights[w + k] }
-                                out[outBase + x] = acc
-                            }
-                        }
-                    }
-                }
-            }
-        }
-
-        // Vertical pass: whole intermediate rows are scaled and summed into one accumulator
-        // row, so memory is read sequentially rather than a row apart per tap.
-        output.withUnsafeMutableBytes { raw in
-            let dst = raw.bindMemory(to: UInt8.self)
-            var accumulator = [SIMD4<Float>](repeating: .zero, count: size.width)
-            intermediate.withUnsafeBufferPointer { mid in
-                accumulator.withUnsafeMutableBufferPointer { acc in
-                    rows.withPointers { first, count, weights, stride in
-                        for y in 0..<size.height {
-                            acc.update(repeating: .zero)
-                            for k in 0..<count[y] {
-                                let w = weights[y * stride + k]
-                                let row = (first[y] + k) * intermediateWidth
-                                for x in 0..<size.width { acc[x] += mid[row + x] * w }
-                            }
-                            let outBase = y * size.width * 4
-                            for x in 0..<size.width {
-                                let p = outBase + x * 4
-                                let v = opaque ? store(acc[x]) : unpremultiply(acc[x])
-                                dst[p] = v.0
-                                dst[p + 1] = v.1
-                                dst[p + 2] = v.2
-                                dst[p + 3] = opaque ? 255 : v.3
+            output.withUnsafeMutableBytes { outRaw in
+                let dst = outRaw.bindMemory(to: UInt8.self)
+                ring.withUnsafeMutableBufferPointer { mid in
+                    line.withUnsafeMutableBufferPointer { line in
+                        accumulator.withUnsafeMutableBufferPointer { acc in
+                            columns.withPointers { cFirst, cCount, cWeights, cStride in
+                                rows.withPointers { first, count, weights, stride in
+                                    /// Source row `y` resampled horizontally into ring slot `slot`.
+                                    func horizontal(_ y: Int, into slot: Int) {
+                                        let base = y * pixels.width * 4
+                                        for x in 0..<pixels.width {
+                                            let p = base + x * 4
+                                            let v = SIMD4<Float>(Float(src[p]), Float(src[p + 1]), Float(src[p + 2]), Float(src[p + 3]))
+                                            line[x] = opaque ? v : premultiply(v)
+                                        }
+                                        let outBase = slot * intermediateWidth
+                                        for x in 0..<intermediateWidth {
+                                            let start = cFirst[x], taps = cCount[x], w = x * cStride
+                                            var sum = SIMD4<Float>.zero
+                                            for k in 0..<taps { sum += line[start + k] * cWeights[w + k] }
+                                            mid[outBase + x] = sum
+                                        }
+                                    }
+                                    // Vertical pass: whole intermediate rows are scaled and summed into one
+                                    // accumulator row, so memory is read sequentially rather than a row apart per tap.
+                                    for y in 0..<size.height {
+                                        acc.update(repeating: .zero)
+                                        for k in 0..<count[y] {
+                                            let sourceRow = first[y] + k
+                                            let slot = sourceRow % ringRows
+                                            if slotRow[slot] != sourceRow {
+                                                horizontal(sourceRow, into: slot)
+                                                slotRow[slot] = sourceRow
+                                            }
+                                            let w = weights[y * stride + k]
+                                            let row = slot * intermediateWidth
+                                            for x in 0..<size.width { acc[x] += mid[row + x] * w }
+                                        }
+                                        let outBase = y * size.width * 4
+                                        for x in 0..<size.width {
+                                            let p = outBase + x * 4
+                                            let v = opaque ? store(acc[x]) : unpremultiply(acc[x])
+                                            dst[p] = v.0
+                                            dst[p + 1] = v.1
+                                            dst[p + 2] = v.2
+                                            dst[p + 3] = opaque ? 255 : v.3
+                                        }
+                                    }
+                                }
                             }
                         }
                     }

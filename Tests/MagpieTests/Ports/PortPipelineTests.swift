@@ -28,7 +28,9 @@ struct PortPipelineTests {
         let stored = try #require(data.entry(Self.url.absoluteString))
         #expect(stored.data == Self.png)
         #expect(stored.metadata.validators.etag == "\"v1\"")
-        #expect(try await manager.retrieveImage(with: Self.url).cacheType == .memory)
+        let memoryHit = try await manager.retrieveImage(with: Self.url)
+        #expect(memoryHit.cacheType == .memory)
+        #expect(await memoryHit.data() == Self.png, "a hit hands back the cached bytes, as Kingfisher's result.data()")
         // A manager with an empty memory layer over the same data cache: a disk hit, no load.
         let second = ImageManager(loader: loader, cache: cache(data: data))
         let hit = try await second.retrieveImage(with: Self.url)

@@ -18,6 +18,65 @@ struct ImageResamplerTests {
         }
     }
 
+    /// The two passes stream through a ring of rows; this is what they computed before, with the whole
+    /// intermediate image in memory. Same float operations in the same order, so the bytes must be equal.
+    static func referenceConvolve(_ pixels: PixelBuffer, to size: PixelSize, filter: ResamplingFilter) throws -> PixelBuffer {
+        let columns = ImageResampler.Contributions(source: pixels.width, destination: size.width, filter: filter)
+        let rows = ImageResampler.Contributions(source: pixels.height, destination: size.height, filter: filter)
+        let opaque = pixels.isOpaque
+        func value(_ x: Int, _ y: Int) -> SIMD4<Float> {
+            let p = pixels[x, y]
+            let v = SIMD4<Float>(Float(p.red), Float(p.green), Float(p.blue), Float(p.alpha))
+            return opaque ? v : SIMD4(v.x * (v.w / 255), v.y * (v.w / 255), v.z * (v.w / 255), v.w)
+        }
+        var mid = [SIMD4<Float>](repeating: .zero, count: size.width * pixels.height)
+        for y in 0..<pixels.height {
+            for x in 0..<size.width {
+                var sum = SIMD4<Float>.zero
+                for k in 0..<columns.count[x] { sum += value(columns.first[x] + k, y) * columns.weights[x * columns.stride + k] }
+                mid[y * size.width + x] = sum
+            }
+        }
+        var bytes = [UInt8](repeating: 0, count: size.width * size.height * 4)
+        for y in 0..<size.height {
+            var acc = [SIMD4<Float>](repeating: .zero, count: size.width)
+            for k in 0..<rows.count[y] {
+                let w = rows.weights[y * rows.stride + k]
+                for x in 0..<size.width { acc[x] += mid[(rows.first[y] + k) * size.width + x] * w }
+            }
+            for x in 0..<size.width {
+                let v = acc[x], p = (y * size.width + x) * 4
+                if opaque {
+                    let c = (v + 0.5).clamped(lowerBound: .zero, upperBound: SIMD4(repeating: 255))
+                    bytes[p] = UInt8(c.x); bytes[p + 1] = UInt8(c.y); bytes[p + 2] = UInt8(c.z); bytes[p + 3] = 255
+                } else {
+                    let alpha = min(max(v.w, 0), 255)
+                    guard alpha >= 0.5 else { continue }
+                    let colour = SIMD4(v.x, v.y, v.z, 0).clamped(lowerBound: .zero, upperBound: SIMD4(repeating: alpha))
+                    let scaled = colour * (255 / alpha) + 0.5
+                    bytes[p] = UInt8(min(scaled.x, 255)); bytes[p + 1] = UInt8(min(scaled.y, 255))
+                    bytes[p + 2] = UInt8(min(scaled.z, 255)); bytes[p + 3] = UInt8(alpha + 0.5)
+                }
+            }
+        }
+        return try PixelBuffer(width: size.width, height: size.height, rgba: bytes)
+    }
+
+    @Test(arguments: [ResamplingFilter.lanczos3, .bilinear, .nearest])
+    func streamingThroughARingOfRowsGivesTheSameBytesAsTheWholeIntermediateImage(filter: ResamplingFilter) throws {
+        let opaque = try TestImages.gradient(width: 97, height: 61)
+        let translucent = try TestImages.gradient(width: 97, height: 61, alpha: true)
+        // Shrinks under 2× (no box pre-reduction), enlargements, and one axis each way.
+        let sizes = [PixelSize(width: 60, height: 40), PixelSize(width: 200, height: 150), PixelSize(width: 97, height: 33),
+                     PixelSize(width: 50, height: 120), PixelSize(width: 49, height: 31), PixelSize(width: 96, height: 60)]
+        for source in [opaque, translucent] {
+            for size in sizes {
+                let streamed = try ImageResampler.resize(source, to: size, filter: filter)
+                #expect(streamed == (try Self.referenceConvolve(source, to: size, filter: filter)), "\(filter) \(size)")
+            }
+        }
+    }
+
     /// Found by `scripts/fuzz --target spec`: the weight table was sized by the target before the
     /// output was allocated, so an absurd target crashed the process instead of throwing.
     @Test func resizeToAnUnallocatableSizeIsATypedErrorNotACrash() throws {
