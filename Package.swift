@@ -3,7 +3,7 @@ import Foundation
 import PackageDescription
 
 // ThreadSanitizer cannot see Synchronization.Mutex on Linux, so `scripts/sanitize thread` sets MAGPIE_TSAN_LOCKS=1 and
-// Magpie swaps in a pthread-based lock TSan does see (Sources/Magpie/General/SanitizerMutex.swift).
+// MagpieCore swaps in a pthread-based lock TSan does see (Sources/MagpieCore/General/SanitizerMutex.swift), and Magpie aliases it.
 let sanitizerLocks: [SwiftSetting] =
     ProcessInfo.processInfo.environment["MAGPIE_TSAN_LOCKS"] == "1" ? [.define("MAGPIE_TSAN_LOCKS")] : []
 

@@ -47,22 +47,6 @@ func capture(_ executable: String, _ arguments: [String]) throws -> String {
     return output
 }
 
-/// `name` as an absolute path: a name with a slash is taken as written (relative to the working directory),
-/// a bare name is looked up on PATH as a shell would. Nil when there is no such executable.
-/// (Process does not search PATH: `URL(fileURLWithPath: "python3")` is `./python3`.)
-func which(_ name: String) -> String? {
-    guard !name.isEmpty else { return nil }
-    if name.contains("/") {
-        let path = URL(fileURLWithPath: name).standardizedFileURL.path
-        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
-    }
-    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-        let path = URL(fileURLWithPath: String(dir)).appendingPathComponent(name).standardizedFileURL.path
-        if FileManager.default.isExecutableFile(atPath: path) { return path }
-    }
-    return nil
-}
-
 /// Runs a worker or the Pillow script and decodes the JSON line it prints; throws when it fails or prints something else.
 func measureProcess(_ executable: String, _ arguments: [String]) throws -> Measurement {
     let output = try capture(executable, arguments)

@@ -1,5 +1,6 @@
 import Foundation
 import Magpie
+import MagpieBenchSupport
 
 /// Median wall time in ms of `body` over `runs` runs, after two warm-up runs.
 func medianMs(_ runs: Int, _ body: () throws -> Void) rethrows -> Double {
@@ -27,21 +28,6 @@ func run(_ executable: String, _ arguments: [String], quiet: Bool = false) -> St
     let data = out.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return process.terminationStatus == 0 ? String(decoding: data, as: UTF8.self) : nil
-}
-
-/// `name` as an absolute path: with a slash, as written (relative to the working directory); a bare name is
-/// looked up on PATH as a shell would (Process does not search PATH). Nil when there is no such executable.
-func which(_ name: String) -> String? {
-    guard !name.isEmpty else { return nil }
-    if name.contains("/") {
-        let path = URL(fileURLWithPath: name).standardizedFileURL.path
-        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
-    }
-    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-        let path = URL(fileURLWithPath: String(dir)).appendingPathComponent(name).standardizedFileURL.path
-        if FileManager.default.isExecutableFile(atPath: path) { return path }
-    }
-    return nil
 }
 
 /// A Python that can import PIL, as an absolute path. `given` (a path or a name on PATH) must be one: when it is

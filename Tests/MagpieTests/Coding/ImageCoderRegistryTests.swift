@@ -45,6 +45,22 @@ struct ImageCoderRegistryTests {
         #expect(ImageCoderRegistry.shared.allCoders.count >= 4)
     }
 
+    @Test func theRegistryIsTheOneListOfWhatDecodesAndEncodes() throws {
+        let registry = ImageCoderRegistry()
+        #expect(registry.decodableFormats == [.jpeg, .png, .gif, .webp])
+        #expect(registry.encodableFormats == [.jpeg, .png, .gif, .webp])
+        #expect(!registry.canDecode(.bmp) && !registry.canEncode(.bmp))
+        // A decode-only coder: decodable from now on, still not encodable.
+        registry.register(PixelCoder())
+        #expect(registry.decodableFormats == [.jpeg, .png, .gif, .webp, .bmp])
+        #expect(registry.canDecode(.bmp))
+        #expect(!registry.canEncode(.bmp))
+        #expect(registry.encodableFormats == [.jpeg, .png, .gif, .webp])
+        registry.unregisterCoders(for: .webp)
+        #expect(!registry.canDecode(.webp) && !registry.encodableFormats.contains(.webp))
+        #expect(!ImageCoderRegistry().canDecode(.unknown))
+    }
+
     @Test func encodingToAFormatWithoutEncoderFails() throws {
         let image = Image(pixels: try PixelBuffer(width: 2, height: 2))
         #expect(throws: MagpieError.self) { try ImageCoderRegistry.shared.encode(image, as: .heic) }

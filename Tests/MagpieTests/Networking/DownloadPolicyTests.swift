@@ -236,25 +236,41 @@ struct DownloadPolicyTests {
         }
     }
 
-    @Test func queuedDownloadsStartInPriorityOrder() async throws {
-        final class Order: ImageDownloaderDelegate {
-            let paths = Recorder<String>()
-            func imageDownloader(_ downloader: ImageDownloader, willSend request: ImageRequest) { paths.append(request.url.query ?? "") }
-        }
+    /// Records the query of each request as it is sent: the order downloads got their slot.
+    final class SendOrder: ImageDownloaderDelegate {
+        let paths = Recorder<String>()
+        func imageDownloader(_ downloader: ImageDownloader, willSend request: ImageRequest) { paths.append(request.url.query ?? "") }
+    }
+
+    /// A downloader with one slot, held by a stalled download until `body` cancels the returned task; `body`
+    /// queues downloads behind it. Sends are recorded in `order`.
+    func withOneHeldSlot(
+        _ body: (ImageOrigin, ImageDownloader, SendOrder, Task<ImageDataResult, any Error>) async throws -> Void
+    ) async throws {
         var configuration = ImageDownloader.Configuration()
         configuration.maximumConcurrentDownloads = 1
         try await withOrigin(configuration: configuration) { origin, downloader in
-            let order = Order()
+            let order = SendOrder()
             downloader.delegate = order
-            // Holds the only slot until every other download is queued.
             let blocker = Task { try await downloader.downloadData(with: URL(string: origin.url("/stall/pic.png?n=blocker"))!) }
             for _ in 0..<2000 where order.paths.all.isEmpty { try await Task.sleep(for: .milliseconds(5)) }  // up to 10 s on a loaded machine
+            try await body(origin, downloader, order, blocker)
+        }
+    }
+
+    /// Starts a download of `url` at `priority` and returns once it waits in the queue.
+    func enqueue(_ url: URL, priority: Double, on downloader: ImageDownloader) async throws -> Task<ImageDataResult, any Error> {
+        let queued = downloader.queuedDownloadCount
+        let task = Task { try await downloader.downloadData(with: url, options: ImageDownloadOptions(priority: priority)) }
+        for _ in 0..<2000 where downloader.queuedDownloadCount <= queued { try await Task.sleep(for: .milliseconds(5)) }
+        return task
+    }
+
+    @Test func queuedDownloadsStartInPriorityOrder() async throws {
+        try await withOneHeldSlot { origin, downloader, order, blocker in
             var queued: [Task<ImageDataResult, any Error>] = []
             for (name, priority) in [("low", 0.1), ("high", 0.9), ("mid", 0.5), ("high2", 0.9)] {
-                queued.append(Task {
-                    try await downloader.downloadData(with: URL(string: origin.url("/img/pic.png?n=\(name)"))!, options: ImageDownloadOptions(priority: priority))
-                })
-                for _ in 0..<2000 where downloader.queuedDownloadCount < queued.count { try await Task.sleep(for: .milliseconds(5)) }  // up to 10 s on a loaded machine
+                queued.append(try await self.enqueue(URL(string: origin.url("/img/pic.png?n=\(name)"))!, priority: priority, on: downloader))
             }
             blocker.cancel()
             for task in queued { _ = try await task.value }
@@ -263,23 +279,12 @@ struct DownloadPolicyTests {
     }
 
     @Test func aHighPriorityCallerJoiningAQueuedLowPriorityDownloadMovesItUpTheQueue() async throws {
-        final class Order: ImageDownloaderDelegate {
-            let paths = Recorder<String>()
-            func imageDownloader(_ downloader: ImageDownloader, willSend request: ImageRequest) { paths.append(request.url.query ?? "") }
-        }
-        var configuration = ImageDownloader.Configuration()
-        configuration.maximumConcurrentDownloads = 1
-        try await withOrigin(configuration: configuration) { origin, downloader in
-            let order = Order()
-            downloader.delegate = order
-            let blocker = Task { try await downloader.downloadData(with: URL(string: origin.url("/stall/pic.png?n=blocker"))!) }
-            for _ in 0..<2000 where order.paths.all.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        try await withOneHeldSlot { origin, downloader, order, blocker in
             let low = URL(string: origin.url("/img/pic.png?n=low"))!
-            var queued: [Task<ImageDataResult, any Error>] = []
-            for (url, priority) in [(low, 0.1), (URL(string: origin.url("/img/pic.png?n=mid"))!, 0.5)] {
-                queued.append(Task { try await downloader.downloadData(with: url, options: ImageDownloadOptions(priority: priority)) })
-                for _ in 0..<2000 where downloader.queuedDownloadCount < queued.count { try await Task.sleep(for: .milliseconds(5)) }
-            }
+            let queued = [
+                try await self.enqueue(low, priority: 0.1, on: downloader),
+                try await self.enqueue(URL(string: origin.url("/img/pic.png?n=mid"))!, priority: 0.5, on: downloader),
+            ]
             // Joins the queued low download (same request): the shared exchange is escalated, its ticket moves up.
             let joiner = Task { try await downloader.downloadData(with: low, options: ImageDownloadOptions(priority: 0.9)) }
             for _ in 0..<2000 where downloader.scheduler.waitingPriorities.first ?? 0 < 0.8 { try await Task.sleep(for: .milliseconds(5)) }
