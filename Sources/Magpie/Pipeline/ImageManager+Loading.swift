@@ -46,16 +46,26 @@ extension ImageManager {
             return deliver(result, request: request, originalSource: originalSource)
         }
         let result: RetrieveImageResult
+        let priority = TaskPriority(downloadPriority: options.downloadPriority)
+        let missSkipsCaches = skipCaches
+        // One slot per running miss: downloads cannot run ahead of processing with everybody's bytes in memory.
+        let miss: @Sendable (@escaping DownloadProgressHandler) async throws -> RetrieveImageResult = { progress in
+            do {
+                return try await self.missSlots.withSlot(priority: priority) {
+                    try await self.produce(request, skipCaches: missSkipsCaches, progress: progress)
+                }
+            } catch is CancellationError {
+                throw Self.cancelled(source)
+            }
+        }
         if let key = request.coalescingKey(skipCaches: skipCaches) {
-            let missSkipsCaches = skipCaches
             result = try await variants.value(
-                for: key, priority: TaskPriority(downloadPriority: options.downloadPriority),
-                cancellationError: Self.cancelled(source), progress: progress
+                for: key, priority: priority, cancellationError: Self.cancelled(source), progress: progress
             ) { reporter in
-                try await self.produce(request, skipCaches: missSkipsCaches, progress: { reporter.report($0) })
+                try await miss { reporter.report($0) }
             }
         } else {
-            result = try await produce(request, skipCaches: skipCaches, progress: progress ?? { _ in })
+            result = try await miss(progress ?? { _ in })
         }
         return deliver(result, request: request, originalSource: originalSource)
     }

@@ -28,7 +28,9 @@ public final class ImageCache: Sendable {
     public let dataCache: (any DataCaching)?
     /// Why there is no data cache, when opening the disk cache failed; nil when there is one or none was asked for.
     public let diskError: MagpieError?
-    /// Where disk hits are decoded and images are serialized for the data cache. Default ``BoundedExecutor/processing``.
+    /// Where disk hits are decoded and images are serialized for the data cache. Default ``BoundedExecutor/io``: cache
+    /// traffic does not queue behind the misses' decoding and processing on ``BoundedExecutor/processing`` (a prefetch
+    /// of 1,000 small images ran ~14 % slower when the thumbnails' encodes waited there).
     public let codingExecutor: BoundedExecutor
 
     /// The memory layer when it is the built-in ``MemoryStorage`` (limits, statistics); nil for another backend.
@@ -83,10 +85,10 @@ public final class ImageCache: Sendable {
     ///   - memoryCache: The memory layer, for example a ``MemoryStorage``.
     ///   - dataCache: The data layer, for example a ``DiskStorage``; nil for a memory-only cache.
     ///   - dataCacheError: Why there is no data layer, reported by ``diskError`` (and logged); nil by default.
-    ///   - codingExecutor: Where disk hits are decoded and images serialized; ``BoundedExecutor/processing`` by default.
+    ///   - codingExecutor: Where disk hits are decoded and images serialized; ``BoundedExecutor/io`` by default.
     public init(
         name: String, memoryCache: any MemoryCaching, dataCache: (any DataCaching)?, dataCacheError: MagpieError? = nil,
-        codingExecutor: BoundedExecutor = .processing
+        codingExecutor: BoundedExecutor = .io
     ) {
         self.name = name
         self.memoryCache = memoryCache

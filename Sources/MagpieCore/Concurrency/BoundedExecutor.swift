@@ -22,10 +22,13 @@ public final class BoundedExecutor: Sendable {
 
     private typealias Ticket = QueueTicket<UInt8>
 
-    /// A queued job: what runs it, and what answers its caller when it is cancelled before it starts.
+    /// A queued job: what runs it, and what answers its caller when it is cancelled before it starts. A thread
+    /// job runs on a Dispatch thread and gives its slot back when it returns; a slot job (``withSlot(priority:_:)``)
+    /// only resumes its caller, which gives the slot back when its async work ends.
     private struct Job {
         let run: @Sendable () -> Void
         let cancel: @Sendable () -> Void
+        let onThread: Bool
     }
 
     private struct State {
@@ -80,24 +83,8 @@ public final class BoundedExecutor: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 let job = Job(
                     run: { continuation.resume(with: Result { try body { cancelled.isSet } }) },
-                    cancel: { continuation.resume(throwing: CancellationError()) })
-                let startNow = state.withLock { state -> Bool? in
-                    // Checked under the lock: a cancellation after this finds the job in the queue.
-                    if Task.isCancelled { return nil }
-                    if state.running < width {
-                        state.running += 1
-                        state.peakRunning = max(state.peakRunning, state.running)
-                        return true
-                    }
-                    state.jobs[id] = job
-                    state.queue.insert(Ticket(priority: priority.rawValue, id: id))
-                    return false
-                }
-                switch startNow {
-                case nil: job.cancel()
-                case true?: dispatch(job.run, priority: priority)
-                case false?: break
-                }
+                    cancel: { continuation.resume(throwing: CancellationError()) }, onThread: true)
+                enqueue(job, id: id, priority: priority)
             }
         } onCancel: {
             cancelled.set()
@@ -106,23 +93,73 @@ public final class BoundedExecutor: Sendable {
         }
     }
 
-    private func dispatch(_ job: @escaping @Sendable () -> Void, priority: TaskPriority) {
+    /// Holds one of the executor's slots while `body` runs in the calling task (async work that must not run more
+    /// than ``width`` at once, such as the pipeline's misses, each holding downloaded bytes until processed).
+    ///
+    /// - Parameters:
+    ///   - priority: The place in the queue; nil (the default) for the calling task's priority.
+    ///   - body: The work, run once a slot is free.
+    /// - Returns: What `body` returned.
+    /// - Throws: What `body` threw, or `CancellationError` when the task was cancelled while waiting for a slot.
+    public func withSlot<T: Sendable>(priority: TaskPriority? = nil, _ body: () async throws -> T) async throws -> T {
+        let priority = priority ?? Task.currentPriority
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let job = Job(
+                    run: { continuation.resume() }, cancel: { continuation.resume(throwing: CancellationError()) },
+                    onThread: false)
+                enqueue(job, id: id, priority: priority)
+            }
+        } onCancel: {
+            state.withLock { $0.jobs.removeValue(forKey: id) }?.cancel()
+        }
+        defer { finished() }
+        return try await body()
+    }
+
+    /// Starts `job` now when a slot is free, else queues it (or answers it cancelled when its task already is).
+    private func enqueue(_ job: Job, id: UInt64, priority: TaskPriority) {
+        let startNow = state.withLock { state -> Bool? in
+            // Checked under the lock: a cancellation after this finds the job in the queue.
+            if Task.isCancelled { return nil }
+            if state.running < width {
+                state.running += 1
+                state.peakRunning = max(state.peakRunning, state.running)
+                return true
+            }
+            state.jobs[id] = job
+            state.queue.insert(Ticket(priority: priority.rawValue, id: id))
+            return false
+        }
+        switch startNow {
+        case nil: job.cancel()
+        case true?: start(job, priority: priority)
+        case false?: break
+        }
+    }
+
+    private func start(_ job: Job, priority: TaskPriority) {
+        guard job.onThread else { return job.run() }
         DispatchQueue.global(qos: priority >= .high ? .userInitiated : priority <= .low ? .utility : .default).async {
-            job()
+            job.run()
             self.finished()
         }
     }
 
     /// A job ended: its slot goes to the best queued job, if any.
     private func finished() {
-        let next = state.withLock { state -> (@Sendable () -> Void, TaskPriority)? in
+        let next = state.withLock { state -> (Job, TaskPriority)? in
             while let ticket = state.queue.popMax() {
-                if let job = state.jobs.removeValue(forKey: ticket.id) { return (job.run, TaskPriority(rawValue: ticket.priority)) }
+                if let job = state.jobs.removeValue(forKey: ticket.id) { return (job, TaskPriority(rawValue: ticket.priority)) }
             }
             state.running -= 1
             return nil
         }
-        if let (job, priority) = next { dispatch(job, priority: priority) }
+        if let (job, priority) = next { start(job, priority: priority) }
     }
 }
 

@@ -114,6 +114,38 @@ struct PortPipelineTests {
         #expect(manager.statistics.coalesced == 49)
     }
 
+    @Test func missesBeyondTheLimitWaitForASlotBeforeTheyLoad() async throws {
+        let gate = SharedWorkTests.Gate()
+        let loader = ScriptedLoader([Self.url: .init(data: Self.png)], gate: gate)
+        let manager = ImageManager(loader: loader, cache: cache(data: InMemoryDataCache()), maximumConcurrentMisses: 3)
+        let tasks = (0..<10).map { i in
+            Task { try await manager.retrieveImage(with: ImageResource(downloadURL: Self.url, cacheKey: "miss-\(i)")) }
+        }
+        // Three misses load (held at the gate); seven wait for a slot without loading anything.
+        try await waitUntil { loader.calls.count == 3 && manager.missSlots.queuedCount == 7 }
+        #expect(manager.missSlots.runningCount == 3)
+        gate.open()
+        for task in tasks { #expect(try await task.value.image.width == 40) }
+        #expect(loader.calls.count == 10)
+        #expect(manager.missSlots.peakRunningCount == 3)
+    }
+
+    @Test func aMissCancelledWhileWaitingForASlotIsAnsweredAtOnceAndNeverLoads() async throws {
+        let gate = SharedWorkTests.Gate()
+        let loader = ScriptedLoader([Self.url: .init(data: Self.png)], gate: gate)
+        let manager = ImageManager(loader: loader, cache: cache(data: InMemoryDataCache()), maximumConcurrentMisses: 1)
+        let first = Task { try await manager.retrieveImage(with: ImageResource(downloadURL: Self.url, cacheKey: "first")) }
+        try await waitUntil { loader.calls.count == 1 }
+        let waiting = Task { try await manager.retrieveImage(with: ImageResource(downloadURL: Self.url, cacheKey: "second")) }
+        try await waitUntil { manager.missSlots.queuedCount == 1 }
+        waiting.cancel()
+        let error = await #expect(throws: MagpieError.self) { try await waiting.value }
+        #expect(error?.isCancellation == true)
+        gate.open()
+        _ = try await first.value
+        #expect(loader.calls.count == 1)
+    }
+
     @Test func aLoaderFailureIsRecordedInTheFailedURLListLikeADownloadFailure() async throws {
         let loader = ScriptedLoader([:])
         let manager = ImageManager(loader: loader, cache: cache(data: InMemoryDataCache()))
