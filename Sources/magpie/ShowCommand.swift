@@ -81,9 +81,10 @@ struct ShowCommand: AsyncParsableCommand {
         }
         let options = try loadingOptions(for: source)
         let result = await withCheckedContinuation { continuation in
-            view.mg.setImage(with: source, options: options, completion: { continuation.resume(returning: $0) })
+            view.mg.setImage(with: source, options: options) { continuation.resume(returning: $0) }
         }
         await view.finishDrawing()
+        await view.mg.manager.shutdown()
         try? await downloader.shutdown()
 
         switch result {

@@ -44,7 +44,7 @@ extension ImageBinding {
 
         // The manager answers at once (`.untouch`) so the display happens as soon as the result
         // exists; only the caller's completion goes to the caller's queue.
-        let task = manager.retrieveImage(
+        let task = manager.retrieveImageReporting(
             with: source, options: options + [.callbackQueue(.untouch)],
             progress: { [weak self] value in
                 self?.forward(value, request: id)

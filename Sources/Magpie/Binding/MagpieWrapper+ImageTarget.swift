@@ -6,7 +6,10 @@ import Foundation
 #endif
 
 extension MagpieWrapper where Base: ImageTarget {
-    /// Loads `source` into the target.
+    /// The handler `setImage` calls once with the outcome.
+    public typealias CompletionHandler = @Sendable (Result<RetrieveImageResult, MagpieError>) -> Void
+
+    /// Loads `source` into the target (Kingfisher's `setImage(with:placeholder:options:progressBlock:completionHandler:)`).
     ///
     /// Cancels the target's previous request, shows `placeholder` (no placeholder clears the target;
     /// with ``MagpieOption/keepCurrentImageWhileLoading`` a target that shows an image keeps it), starts the
@@ -20,42 +23,78 @@ extension MagpieWrapper where Base: ImageTarget {
     /// - Parameters:
     ///   - source: What to load; nil only shows the placeholder.
     ///   - placeholder: Shown until the image arrives; nil (the default) clears the target.
-    ///   - options: Retrieval and binding options, applied after the manager's default options.
-    ///   - progress: Download progress of this request (the indicator gets it too).
-    ///   - completion: Called exactly once, on the options' ``MagpieOption/callbackQueue(_:)``, with the
+    ///   - options: Retrieval and binding options, applied after the manager's default options; nil for none.
+    ///   - progressBlock: Bytes received and expected (-1 when unknown) of this request (the indicator gets them too).
+    ///   - completionHandler: Called exactly once, on the options' ``MagpieOption/callbackQueue(_:)``, with the
     ///     result or a ``MagpieError`` (``MagpieError/imageSettingFailed(reason:)`` as described above).
     /// - Returns: The retrieval, or nil for a nil source.
     @discardableResult
     public func setImage(
-        with source: Source?, placeholder: (any Placeholder)? = nil, options: [MagpieOption] = [],
-        progress: DownloadProgressHandler? = nil,
-        completion: (@Sendable (Result<RetrieveImageResult, MagpieError>) -> Void)? = nil
+        with source: Source?, placeholder: (any Placeholder)? = nil, options: [MagpieOption]? = nil,
+        progressBlock: DownloadProgressBlock? = nil, completionHandler: CompletionHandler? = nil
     ) -> RetrieveImageTask? {
         base.imageBinding.load(
-            source, into: base, placeholder: placeholder, options: options, progress: progress, completion: completion)
+            source, into: base, placeholder: placeholder, options: options ?? [],
+            progress: DownloadProgress.handler(reportingTo: progressBlock), completion: completionHandler)
     }
 
-    /// ``setImage(with:placeholder:options:progress:completion:)-(Source?,_,_,_,_)`` for a resource (a URL works too);
-    /// `file:` and `data:` URLs load without HTTP.
+    /// Loads `source` into the target; a trailing closure is the completion handler
+    /// (`target.mg.setImage(with: source, placeholder: p) { result in … }`).
+    ///
+    /// - Parameters:
+    ///   - source: What to load; nil only shows the placeholder.
+    ///   - placeholder: Shown until the image arrives; nil (the default) clears the target.
+    ///   - options: Retrieval and binding options; nil for none.
+    ///   - completionHandler: Called exactly once with the result or the error.
+    /// - Returns: The retrieval, or nil for a nil source.
+    @discardableResult
+    public func setImage(
+        with source: Source?, placeholder: (any Placeholder)? = nil, options: [MagpieOption]? = nil,
+        completionHandler: @escaping CompletionHandler
+    ) -> RetrieveImageTask? {
+        setImage(with: source, placeholder: placeholder, options: options, progressBlock: nil, completionHandler: completionHandler)
+    }
+
+    /// Loads a resource (a URL works too) into the target; `file:` and `data:` URLs load without HTTP. See
+    /// ``setImage(with:placeholder:options:progressBlock:completionHandler:)-(Source?,_,_,_,_)``.
     ///
     /// - Parameters:
     ///   - resource: What to load; nil only shows the placeholder.
     ///   - placeholder: Shown until the image arrives; nil (the default) clears the target.
-    ///   - options: Retrieval and binding options.
-    ///   - progress: Download progress of this request.
-    ///   - completion: Called exactly once with the result or the error.
+    ///   - options: Retrieval and binding options; nil for none.
+    ///   - progressBlock: Bytes received and expected (-1 when unknown) of this request.
+    ///   - completionHandler: Called exactly once with the result or the error.
     /// - Returns: The retrieval, or nil for a nil resource.
     // Disfavoured so that `setImage(with: nil)` means the `Source?` overload instead of being ambiguous.
     @_disfavoredOverload
     @discardableResult
     public func setImage(
-        with resource: (any Resource)?, placeholder: (any Placeholder)? = nil, options: [MagpieOption] = [],
-        progress: DownloadProgressHandler? = nil,
-        completion: (@Sendable (Result<RetrieveImageResult, MagpieError>) -> Void)? = nil
+        with resource: (any Resource)?, placeholder: (any Placeholder)? = nil, options: [MagpieOption]? = nil,
+        progressBlock: DownloadProgressBlock? = nil, completionHandler: CompletionHandler? = nil
     ) -> RetrieveImageTask? {
         setImage(
-            with: resource?.convertToSource(), placeholder: placeholder, options: options, progress: progress,
-            completion: completion)
+            with: resource?.convertToSource(), placeholder: placeholder, options: options, progressBlock: progressBlock,
+            completionHandler: completionHandler)
+    }
+
+    /// Loads a resource (a URL works too) into the target; a trailing closure is the completion handler
+    /// (`target.mg.setImage(with: url) { result in … }`).
+    ///
+    /// - Parameters:
+    ///   - resource: What to load; nil only shows the placeholder.
+    ///   - placeholder: Shown until the image arrives; nil (the default) clears the target.
+    ///   - options: Retrieval and binding options; nil for none.
+    ///   - completionHandler: Called exactly once with the result or the error.
+    /// - Returns: The retrieval, or nil for a nil resource.
+    @_disfavoredOverload
+    @discardableResult
+    public func setImage(
+        with resource: (any Resource)?, placeholder: (any Placeholder)? = nil, options: [MagpieOption]? = nil,
+        completionHandler: @escaping CompletionHandler
+    ) -> RetrieveImageTask? {
+        setImage(
+            with: resource?.convertToSource(), placeholder: placeholder, options: options, progressBlock: nil,
+            completionHandler: completionHandler)
     }
 
     /// Cancels the current request: its result is not displayed, the placeholder stays, the indicator

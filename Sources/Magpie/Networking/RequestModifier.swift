@@ -45,6 +45,48 @@ public struct ImageRequest: Sendable, Equatable {
         headers.first { $0.name.equalsIgnoringASCIICase(name) }?.value
     }
 
+    // MARK: URLRequest's names, so Kingfisher modifiers read the same
+
+    /// Sets header `field` to `value` (replacing earlier lines of that name, case-insensitive); nil removes it.
+    /// `URLRequest`'s name for ``setValue(_:forHeader:)``.
+    ///
+    /// - Parameters:
+    ///   - value: The header's value, or nil to remove the header.
+    ///   - field: The header's name, such as `Authorization`.
+    public mutating func setValue(_ value: String?, forHTTPHeaderField field: String) {
+        if let value {
+            setValue(value, forHeader: field)
+        } else {
+            headers.removeAll { $0.name.equalsIgnoringASCIICase(field) }
+        }
+    }
+
+    /// Appends a line `field: value`, keeping earlier lines of that name (`URLRequest.addValue`).
+    ///
+    /// - Parameters:
+    ///   - value: The header's value.
+    ///   - field: The header's name.
+    public mutating func addValue(_ value: String, forHTTPHeaderField field: String) {
+        headers.append(HTTPHeaderField(name: field, value: value))
+    }
+
+    /// The first value of header `field` (case-insensitive); `URLRequest`'s name for ``value(forHeader:)``.
+    ///
+    /// - Parameter field: A header name.
+    /// - Returns: The value, or nil when the request has no such header.
+    public func value(forHTTPHeaderField field: String) -> String? { value(forHeader: field) }
+
+    /// The headers by name (later lines of a repeated name win), as `URLRequest.allHTTPHeaderFields`.
+    public var allHTTPHeaderFields: [String: String] {
+        Dictionary(headers.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// The method, as `URLRequest.httpMethod`.
+    public var httpMethod: String {
+        get { method }
+        set { method = newValue }
+    }
+
     /// Text that is equal for requests that may share one HTTP exchange.
     var dedupeKey: String {
         let lines = headers.map { "\($0.name.lowercased()):\($0.value)" }.sorted()

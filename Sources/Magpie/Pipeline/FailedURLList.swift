@@ -6,34 +6,57 @@ import Foundation
 #endif
 import Synchronization
 
-/// URLs whose last download failed for a reason that retrying will not fix (404, not an
-/// image, undecodable bytes, a redirect loop…). The manager
-/// refuses them at once with ``MagpieError/RequestFailureReason/recentlyFailed(_:previous:)`` until the option
-/// ``MagpieOption/retryFailed`` is given or the URL is removed. Transient failures (timeouts, 5xx, 429,
-/// connection errors) and cancellations are never recorded.
+/// URLs whose last download failed for a reason that retrying at once will not fix (404, not an
+/// image, undecodable bytes, a redirect loop…). The manager refuses them at once with
+/// ``MagpieError/RequestFailureReason/recentlyFailed(_:previous:)`` — which carries the original ``MagpieError``,
+/// status code included — until the entry expires, the option ``MagpieOption/retryFailed`` is given or the URL is
+/// removed. Transient failures (timeouts, 5xx, 429, connection errors) and cancellations are never recorded.
 ///
-/// Thread-safe and bounded: past ``capacity`` the oldest URL is forgotten. Entries do not expire with time.
+/// Entries expire: after ``expiration`` (default 60 s), so a file that appears on the origin later is served
+/// without `.retryFailed`; 404 and 410 answers after ``notFoundExpiration`` (default: the same 60 s; raise it to
+/// use the list as a longer negative cache). Thread-safe and bounded: past ``capacity`` the oldest URL is forgotten.
 public final class FailedURLList: Sendable {
+    private struct Entry {
+        var error: MagpieError
+        var expires: Date
+        var order: UInt64
+    }
+
     private struct State {
-        var reasons: [String: (reason: String, order: UInt64)] = [:]
+        var entries: [String: Entry] = [:]
         var order: UInt64 = 0
     }
 
     /// Most URLs remembered (at least 1).
     public let capacity: Int
+    /// How long a failure is remembered (404 and 410 use ``notFoundExpiration``).
+    public let expiration: Duration
+    /// How long a 404 or 410 is remembered.
+    public let notFoundExpiration: Duration
+    private let clock: CacheClock
     private let state = Mutex(State())
 
-    /// An empty list holding at most `capacity` URLs.
+    /// An empty list holding at most `capacity` URLs, each for `expiration`.
     ///
-    /// - Parameter capacity: Most URLs remembered (default 1000); values below 1 count as 1.
-    public init(capacity: Int = 1000) {
+    /// - Parameters:
+    ///   - capacity: Most URLs remembered (default 1000); values below 1 count as 1.
+    ///   - expiration: How long a failure is remembered (default 60 s); zero or less remembers nothing.
+    ///   - notFoundExpiration: How long a 404 or 410 is remembered; nil (the default) for `expiration`.
+    ///   - clock: The time source (tests pass their own); the system clock by default.
+    public init(
+        capacity: Int = 1000, expiration: Duration = .seconds(60), notFoundExpiration: Duration? = nil,
+        clock: CacheClock = .system
+    ) {
         self.capacity = max(1, capacity)
+        self.expiration = expiration
+        self.notFoundExpiration = notFoundExpiration ?? expiration
+        self.clock = clock
     }
 
     /// Whether `error` is one the list remembers: not transient, not a cancellation.
     ///
     /// - Parameter error: A retrieval's error.
-    /// - Returns: True when retrying the same URL cannot be expected to succeed.
+    /// - Returns: True when retrying the same URL at once cannot be expected to succeed.
     ///
     /// Failures that depend on the request rather than the URL are not permanent either: size
     /// limits (another caller may allow more or decode smaller), a refused redirect (the handler
@@ -53,33 +76,46 @@ public final class FailedURLList: Sendable {
     }
 
     /// Remembers `url` as failed with `error`, when ``isPermanent(_:)`` says the error is permanent;
-    /// otherwise does nothing. Recording a URL again replaces its reason and makes it the newest.
+    /// otherwise does nothing. Recording a URL again replaces its error, restarts its expiry and makes it the newest.
     ///
     /// - Parameters:
     ///   - url: The URL that failed.
-    ///   - error: Why it failed; its description is kept as the reason.
+    ///   - error: Why it failed; kept as it is and handed back by ``failure(for:)``.
     public func record(_ url: URL, error: MagpieError) {
         guard Self.isPermanent(error) else { return }
+        let lifetime = error.statusCode == 404 || error.statusCode == 410 ? notFoundExpiration : expiration
+        guard lifetime > .zero else { return }
+        let expires = clock.now().addingTimeInterval(lifetime.timeInterval)
         state.withLock { state in
             state.order += 1
-            state.reasons[url.absoluteString] = ("\(error)", state.order)
-            if state.reasons.count > capacity,
-                let oldest = state.reasons.min(by: { $0.value.order < $1.value.order })?.key
-            {
-                state.reasons[oldest] = nil
+            state.entries[url.absoluteString] = Entry(error: error, expires: expires, order: state.order)
+            guard state.entries.count > capacity else { return }
+            // Expired entries go first; then the oldest.
+            let now = clock.now()
+            state.entries = state.entries.filter { $0.value.expires > now }
+            if state.entries.count > capacity, let oldest = state.entries.min(by: { $0.value.order < $1.value.order })?.key {
+                state.entries[oldest] = nil
             }
         }
     }
 
-    /// Why `url` failed, when it is on the list.
+    /// Why `url` failed, while it is on the list; an expired entry is removed and not returned.
     ///
     /// - Parameter url: The URL to look up (compared by absolute string).
-    /// - Returns: The failure's description, or nil when the URL is not on the list.
-    public func failure(for url: URL) -> String? {
-        state.withLock { $0.reasons[url.absoluteString]?.reason }
+    /// - Returns: The error of its last failure, or nil when the URL is not on the list.
+    public func failure(for url: URL) -> MagpieError? {
+        let key = url.absoluteString
+        return state.withLock { state in
+            guard let entry = state.entries[key] else { return nil }
+            guard entry.expires > clock.now() else {
+                state.entries[key] = nil
+                return nil
+            }
+            return entry.error
+        }
     }
 
-    /// Whether `url` is on the list.
+    /// Whether `url` is on the list and its entry has not expired.
     ///
     /// - Parameter url: The URL to look up (compared by absolute string).
     public func contains(_ url: URL) -> Bool { failure(for: url) != nil }
@@ -88,14 +124,25 @@ public final class FailedURLList: Sendable {
     ///
     /// - Parameter url: The URL to forget; nothing happens when it is not on the list.
     public func remove(_ url: URL) {
-        state.withLock { _ = $0.reasons.removeValue(forKey: url.absoluteString) }
+        state.withLock { _ = $0.entries.removeValue(forKey: url.absoluteString) }
     }
 
     /// Forgets every URL.
     public func removeAll() {
-        state.withLock { $0.reasons.removeAll() }
+        state.withLock { $0.entries.removeAll() }
     }
 
-    /// Number of URLs on the list.
-    public var count: Int { state.withLock { $0.reasons.count } }
+    /// Number of URLs on the list whose entries have not expired.
+    public var count: Int {
+        let now = clock.now()
+        return state.withLock { $0.entries.values.count { $0.expires > now } }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `TimeInterval`.
+    var timeInterval: TimeInterval {
+        let parts = components
+        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
+    }
 }

@@ -21,8 +21,11 @@ extension ImageManager {
         case replaced(RetrieveImageResult)
     }
 
+    /// - Parameter memoryChecked: The caller already looked for this variant in memory and missed, so the lookup is
+    ///   not repeated (a retrieval counts one memory miss, not two).
     func retrieve(
-        _ source: Source, originalSource: Source, options: MagpieParsedOptions, progress: DownloadProgressHandler?
+        _ source: Source, originalSource: Source, options: MagpieParsedOptions, progress: DownloadProgressHandler?,
+        memoryChecked: Bool = false
     ) async throws -> RetrieveImageResult {
         let request = RetrievalRequest(manager: self, source: source, options: options)
         var skipCaches = options.forceRefresh
@@ -37,7 +40,7 @@ extension ImageManager {
             case .replaced(let result): return deliver(result, request: request, originalSource: originalSource)
             }
         }
-        if !skipCaches, let hit = await cachedVariant(request) {
+        if !skipCaches, let hit = await cachedVariant(request, memoryChecked: memoryChecked && revalidation == nil) {
             let result = RetrieveImageResult(
                 image: hit.image, cacheType: hit.cacheType, source: source, originalSource: originalSource,
                 originalData: nil, revalidated: revalidation != nil, downloadMetrics: revalidation,
@@ -80,8 +83,8 @@ extension ImageManager {
 
     /// The variant from memory or disk; nil on a miss. An entry whose bytes are damaged is
     /// removed and counts as a miss, so a damaged cache heals by downloading again.
-    private func cachedVariant(_ request: RetrievalRequest) async -> (image: Image, cacheType: CacheType)? {
-        if let image = request.cache.memoryImage(
+    private func cachedVariant(_ request: RetrievalRequest, memoryChecked: Bool) async -> (image: Image, cacheType: CacheType)? {
+        if !memoryChecked, let image = request.cache.memoryImage(
             forMemoryKey: request.memoryKey, extending: request.options.memoryCacheAccessExtendingExpiration)
         {
             return (image, .memory)
@@ -237,6 +240,10 @@ extension ImageManager {
         // data-cache write below does not store into memory again (that could bring back an entry removed since).
         request.cache.memoryCache.storeImage(image, forKey: request.memoryKey, expiration: options.memoryCacheExpiration)
         guard !options.cacheMemoryOnly else { return }
+        let cache = request.cache
+        for other in [cache, request.originalCache] where other !== self.cache {
+            otherCaches.withLock { $0[ObjectIdentifier(other)] = other }
+        }
         let write: @Sendable () async -> Void = {
             _ = await request.cache.storeInDataCache(
                 image, original: request.isProcessed ? nil : data,
@@ -247,7 +254,8 @@ extension ImageManager {
                     data, forKey: request.key, expiration: options.diskCacheExpiration, validators: validators)
             }
         }
-        if options.waitForCache { await write() } else { Task { await write() } }
+        // Background writes are counted by the cache they go to: `ImageCache.flush()` / `shutdown()` wait for them.
+        if options.waitForCache { await cache.writeNow(write) } else { cache.writeInBackground(write) }
     }
 
     // MARK: Freshness

@@ -51,6 +51,9 @@ public final class ImageManager: Sendable {
     public let maximumConcurrentMisses: Int
     /// Holds a slot per running miss.
     let missSlots: BoundedExecutor
+    /// Caches other than ``cache`` that this manager wrote to (`.targetCache`, `.originalCache`): ``shutdown()``
+    /// flushes them too.
+    let otherCaches = Mutex<[ObjectIdentifier: ImageCache]>([:])
 
     /// Unprocessed images are stored as the bytes that came in: re-encoding would lose quality,
     /// and the stored ETag describes exactly those bytes.
@@ -129,6 +132,16 @@ public final class ImageManager: Sendable {
         return filter(resource.downloadURL)
     }
 
+    /// Waits until what this manager has retrieved is saved: every disk write it started in the background (to its
+    /// ``cache`` and to any cache an option named) has finished and the caches are flushed. Call it before a process
+    /// exits — a short job that returns right after a retrieval would otherwise lose the write and download again
+    /// next time. The manager stays usable. The downloader is not shut down: it may be shared (call
+    /// ``ImageDownloader/shutdown()`` on one you own).
+    public func shutdown() async {
+        await cache.flush()
+        for other in otherCaches.withLock({ Array($0.values) }) { await other.flush() }
+    }
+
     /// Counts of what the manager did since it was created.
     public var statistics: Statistics { counters.snapshot(joined: variants.joinedCount) }
 
@@ -146,17 +159,19 @@ public final class ImageManager: Sendable {
 
     /// The image for `resource` (a URL works too): `file:` and `data:` URLs are read without HTTP.
     ///
-    /// Same as ``retrieveImage(with:options:progress:)-(Source,_,_)`` with `resource.convertToSource()`.
+    /// Same as ``retrieveImage(with:options:progressBlock:)-(Source,_,_)`` with `resource.convertToSource()`.
     /// - Parameters:
     ///   - resource: A ``Resource`` or a `URL`.
-    ///   - options: Options for this call, applied after ``defaultOptions``.
-    ///   - progress: Called with download progress; not called for cache hits.
+    ///   - options: Options for this call, applied after ``defaultOptions``; nil for none.
+    ///   - progressBlock: Called with bytes received and expected (-1 when unknown); not called for cache hits.
     /// - Returns: The image, where it came from and, when downloaded, the bytes and metrics.
-    /// - Throws: A ``MagpieError``, as ``retrieveImage(with:options:progress:)-(Source,_,_)`` describes.
+    /// - Throws: A ``MagpieError``, as ``retrieveImage(with:options:progressBlock:)-(Source,_,_)`` describes.
     public func retrieveImage(
-        with resource: any Resource, options: [MagpieOption] = [], progress: DownloadProgressHandler? = nil
+        with resource: any Resource, options: [MagpieOption]? = nil, progressBlock: DownloadProgressBlock? = nil
     ) async throws -> RetrieveImageResult {
-        try await retrieveImage(with: resource.convertToSource(), options: options, progress: progress)
+        try await retrieveImageReporting(
+            with: resource.convertToSource(), options: options ?? [],
+            progress: DownloadProgress.handler(reportingTo: progressBlock))
     }
 
     /// The image for `source`, from the fastest layer that has it; the alternative sources are
@@ -164,8 +179,8 @@ public final class ImageManager: Sendable {
     ///
     /// - Parameters:
     ///   - source: Where the image comes from.
-    ///   - options: Options for this call, applied after ``defaultOptions``.
-    ///   - progress: Called with download progress; not called for cache hits.
+    ///   - options: Options for this call, applied after ``defaultOptions``; nil for none.
+    ///   - progressBlock: Called with bytes received and expected (-1 when unknown); not called for cache hits.
     /// - Returns: The image, which cache answered (``CacheType/none`` when downloaded or provided),
     ///   the source that succeeded and, when downloaded, the bytes and metrics.
     /// - Throws: ``MagpieError``: a ``MagpieError/requestFailed(reason:)`` or ``MagpieError/responseFailed(reason:)``
@@ -175,12 +190,22 @@ public final class ImageManager: Sendable {
     ///   a ``MagpieError/decodingFailed(reason:)`` or ``MagpieError/processingFailed(reason:)``.
     ///   When the alternative sources all fail too, the main source's error.
     public func retrieveImage(
-        with source: Source, options: [MagpieOption] = [], progress: DownloadProgressHandler? = nil
+        with source: Source, options: [MagpieOption]? = nil, progressBlock: DownloadProgressBlock? = nil
+    ) async throws -> RetrieveImageResult {
+        try await retrieveImageReporting(with: source, options: options ?? [], progress: DownloadProgress.handler(reportingTo: progressBlock))
+    }
+
+    /// The retrieval behind every public form, with progress as ``DownloadProgress`` values (the prefetcher, the
+    /// binding and the CLI use it). Not public: a one-parameter progress closure could capture a trailing
+    /// completion closure.
+    package func retrieveImageReporting(
+        with source: Source, options: [MagpieOption], progress: DownloadProgressHandler?
     ) async throws -> RetrieveImageResult {
         let options = parse(options)
         // The common memory hit first, without the request's derived keys, async frames and copies (a one-task hit
         // cost 5× the raw lookup through the general path).
-        if options.readsPlainMemoryEntry {
+        let memoryChecked = options.readsPlainMemoryEntry
+        if memoryChecked {
             let key = cacheKey(for: source)
             if let image = cache.memoryImage(forMemoryKey: key, extending: nil) {
                 logger.debug("retrieved", metadata: ["key": "\(source.cacheKey)", "from": "memory", "revalidated": "false"])
@@ -190,7 +215,8 @@ public final class ImageManager: Sendable {
             }
         }
         do {
-            let result = try await retrieve(source, originalSource: source, options: options, progress: progress)
+            let result = try await retrieve(
+                source, originalSource: source, options: options, progress: progress, memoryChecked: memoryChecked)
             logger.debug("retrieved", metadata: [
                 "key": "\(source.cacheKey)", "from": "\(result.cacheType)", "revalidated": "\(result.revalidated)",
             ])
@@ -212,49 +238,60 @@ public final class ImageManager: Sendable {
         }
     }
 
-    /// Completion-handler form of ``retrieveImage(with:options:progress:)-(Source,_,_)``. The handler runs once,
-    /// on the ``MagpieOption/callbackQueue(_:)`` (default: where the work finished); cancelling the returned task
-    /// answers it with ``MagpieError/RequestFailureReason/cancelled(_:)``.
+    /// Completion-handler form in Kingfisher's shape: `manager.retrieveImage(with: url) { result in … }`. The
+    /// handler runs once, on the ``MagpieOption/callbackQueue(_:)`` (default: where the work finished); cancelling
+    /// the returned task answers it with ``MagpieError/RequestFailureReason/cancelled(_:)``.
     ///
     /// - Parameters:
     ///   - source: Where the image comes from.
-    ///   - options: Options for this call, applied after ``defaultOptions``.
-    ///   - progress: Called with download progress.
-    ///   - completionHandler: Receives the result or the error.
+    ///   - options: Options for this call, applied after ``defaultOptions``; nil for none.
+    ///   - progressBlock: Called with bytes received and expected (-1 when unknown).
+    ///   - completionHandler: Receives the result or the error; nil to only warm the caches.
     /// - Returns: A task to cancel or wait for the retrieval.
     @discardableResult
     public func retrieveImage(
-        with source: Source, options: [MagpieOption] = [], progress: DownloadProgressHandler? = nil,
-        completionHandler: @escaping @Sendable (Result<RetrieveImageResult, MagpieError>) -> Void
+        with source: Source, options: [MagpieOption]? = nil, progressBlock: DownloadProgressBlock? = nil,
+        completionHandler: (@Sendable (Result<RetrieveImageResult, MagpieError>) -> Void)?
+    ) -> RetrieveImageTask {
+        retrieveImageReporting(
+            with: source, options: options ?? [], progress: DownloadProgress.handler(reportingTo: progressBlock),
+            completionHandler: completionHandler)
+    }
+
+    /// The completion-handler retrieval behind the public forms, with ``DownloadProgress`` values (the binding uses it).
+    package func retrieveImageReporting(
+        with source: Source, options: [MagpieOption], progress: DownloadProgressHandler?,
+        completionHandler: (@Sendable (Result<RetrieveImageResult, MagpieError>) -> Void)?
     ) -> RetrieveImageTask {
         let queue = parse(options).callbackQueue
         return RetrieveImageTask(source: source) {
             let result: Result<RetrieveImageResult, MagpieError>
             do {
-                let value = try await self.retrieveImage(with: source, options: options, progress: progress)
+                let value = try await self.retrieveImageReporting(with: source, options: options, progress: progress)
                 // A cache hit finishes without noticing a cancel(); the handler still hears the cancel it asked for.
                 result = Task.isCancelled ? .failure(Self.cancelled(source)) : .success(value)
             } catch {
                 result = .failure(Self.magpieError(error, source: source))
             }
-            queue.execute { completionHandler(result) }
+            if let completionHandler { queue.execute { completionHandler(result) } }
         }
     }
 
-    /// Completion-handler form for a resource (a URL works too).
+    /// Completion-handler form for a resource (a URL works too), in Kingfisher's shape.
     ///
     /// - Parameters:
     ///   - resource: A ``Resource`` or a `URL`.
-    ///   - options: Options for this call, applied after ``defaultOptions``.
-    ///   - progress: Called with download progress.
-    ///   - completionHandler: Receives the result or the error, once.
+    ///   - options: Options for this call, applied after ``defaultOptions``; nil for none.
+    ///   - progressBlock: Called with bytes received and expected (-1 when unknown).
+    ///   - completionHandler: Receives the result or the error, once; nil to only warm the caches.
     /// - Returns: A task to cancel or wait for the retrieval.
     @discardableResult
     public func retrieveImage(
-        with resource: any Resource, options: [MagpieOption] = [], progress: DownloadProgressHandler? = nil,
-        completionHandler: @escaping @Sendable (Result<RetrieveImageResult, MagpieError>) -> Void
+        with resource: any Resource, options: [MagpieOption]? = nil, progressBlock: DownloadProgressBlock? = nil,
+        completionHandler: (@Sendable (Result<RetrieveImageResult, MagpieError>) -> Void)?
     ) -> RetrieveImageTask {
-        retrieveImage(with: resource.convertToSource(), options: options, progress: progress, completionHandler: completionHandler)
+        retrieveImage(
+            with: resource.convertToSource(), options: options, progressBlock: progressBlock, completionHandler: completionHandler)
     }
 
     /// Where the variant `options` ask for is cached (memory, disk or not at all), without reading it.
@@ -264,8 +301,8 @@ public final class ImageManager: Sendable {
     ///   - source: The source to look for.
     ///   - options: Options that pick the cache, processor and decode variant, as for a retrieval.
     /// - Returns: ``CacheType/memory``, ``CacheType/disk`` or ``CacheType/none``.
-    public func cachedType(for source: Source, options: [MagpieOption] = []) -> CacheType {
-        let request = RetrievalRequest(manager: self, source: source, options: parse(options))
+    public func cachedType(for source: Source, options: [MagpieOption]? = nil) -> CacheType {
+        let request = RetrievalRequest(manager: self, source: source, options: parse(options ?? []))
         return request.cache.imageCachedType(
             forKey: request.key, processorIdentifier: request.variantIdentifier, decodingOptions: request.readDecoding)
     }

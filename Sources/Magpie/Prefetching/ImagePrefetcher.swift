@@ -9,7 +9,7 @@ import Foundation
 /// Warms the caches with a list of images before they are shown.
 ///
 /// Sources already cached are skipped without a download (unless the options contain ``MagpieOption/forceRefresh``);
-/// the others go through ``ImageManager/retrieveImage(with:options:progress:)-(Source,_,_)`` with the prefetcher's
+/// the others go through ``ImageManager/retrieveImage(with:options:progressBlock:)-(Source,_,_)`` with the prefetcher's
 /// options plus ``MagpieOption/waitForCache``, so a completed source is in the disk cache. At most
 /// ``maxConcurrentDownloads`` retrievals run at once, on a fixed pool of that many tasks, however long the list.
 ///
@@ -36,48 +36,91 @@ public final class ImagePrefetcher: Sendable {
     ///   - progressBlock: Called after every finished source with the lists so far.
     ///   - completionHandler: Called once, when every source finished or ``stop()`` was called.
     public init(
-        sources: [Source], options: [MagpieOption] = [], manager: ImageManager = .shared,
-        progressBlock: PrefetcherProgressBlock? = nil, completionHandler: PrefetcherCompletionHandler? = nil
+        sources: [Source], options: [MagpieOption]? = nil, manager: ImageManager = .shared,
+        progressBlock: PrefetcherProgressBlock? = nil, completionHandler: PrefetcherCompletionHandler?
     ) {
         self.sources = sources
-        self.options = options
+        self.options = options ?? []
         self.manager = manager
         self.progressBlock = progressBlock
         self.completionHandler = completionHandler
+    }
+
+    /// Prefetches `sources`; a trailing closure is the completion handler (`ImagePrefetcher(sources: s) { … }`).
+    ///
+    /// - Parameters:
+    ///   - sources: The images to prefetch, in order.
+    ///   - options: The options of every retrieval; nil for none.
+    ///   - manager: The manager that retrieves and caches (default ``ImageManager/shared``).
+    ///   - completionHandler: Called once, when the prefetch ends.
+    public convenience init(
+        sources: [Source], options: [MagpieOption]? = nil, manager: ImageManager = .shared,
+        completionHandler: PrefetcherCompletionHandler? = nil
+    ) {
+        self.init(sources: sources, options: options, manager: manager, progressBlock: nil, completionHandler: completionHandler)
     }
 
     /// Prefetches `resources` (`file:` and `data:` URLs become provider sources).
     ///
     /// - Parameters:
     ///   - resources: The images to prefetch, in order.
-    ///   - options: The options of every retrieval.
+    ///   - options: The options of every retrieval; nil for none.
     ///   - manager: The manager that retrieves and caches (default ``ImageManager/shared``).
     ///   - progressBlock: Called after every finished source with the lists so far.
     ///   - completionHandler: Called once, when the prefetch ends.
     public convenience init(
-        resources: [any Resource], options: [MagpieOption] = [], manager: ImageManager = .shared,
-        progressBlock: PrefetcherProgressBlock? = nil, completionHandler: PrefetcherCompletionHandler? = nil
+        resources: [any Resource], options: [MagpieOption]? = nil, manager: ImageManager = .shared,
+        progressBlock: PrefetcherProgressBlock? = nil, completionHandler: PrefetcherCompletionHandler?
     ) {
         self.init(
             sources: resources.map { $0.convertToSource() }, options: options, manager: manager,
             progressBlock: progressBlock, completionHandler: completionHandler)
     }
 
+    /// Prefetches `resources`; a trailing closure is the completion handler.
+    ///
+    /// - Parameters:
+    ///   - resources: The images to prefetch, in order.
+    ///   - options: The options of every retrieval; nil for none.
+    ///   - manager: The manager that retrieves and caches (default ``ImageManager/shared``).
+    ///   - completionHandler: Called once, when the prefetch ends.
+    public convenience init(
+        resources: [any Resource], options: [MagpieOption]? = nil, manager: ImageManager = .shared,
+        completionHandler: PrefetcherCompletionHandler? = nil
+    ) {
+        self.init(resources: resources, options: options, manager: manager, progressBlock: nil, completionHandler: completionHandler)
+    }
+
     /// Prefetches `urls`, each cached under its absolute string (`file:` and `data:` URLs are read without HTTP).
     ///
     /// - Parameters:
     ///   - urls: The images to prefetch, in order.
-    ///   - options: The options of every retrieval.
+    ///   - options: The options of every retrieval; nil for none.
     ///   - manager: The manager that retrieves and caches (default ``ImageManager/shared``).
     ///   - progressBlock: Called after every finished source with the lists so far.
     ///   - completionHandler: Called once, when the prefetch ends.
     public convenience init(
-        urls: [URL], options: [MagpieOption] = [], manager: ImageManager = .shared,
-        progressBlock: PrefetcherProgressBlock? = nil, completionHandler: PrefetcherCompletionHandler? = nil
+        urls: [URL], options: [MagpieOption]? = nil, manager: ImageManager = .shared,
+        progressBlock: PrefetcherProgressBlock? = nil, completionHandler: PrefetcherCompletionHandler?
     ) {
         self.init(
             sources: urls.map { $0.convertToSource() }, options: options, manager: manager,
             progressBlock: progressBlock, completionHandler: completionHandler)
+    }
+
+    /// Prefetches `urls`; a trailing closure is the completion handler (`ImagePrefetcher(urls: urls) { … }`, as in
+    /// Kingfisher).
+    ///
+    /// - Parameters:
+    ///   - urls: The images to prefetch, in order.
+    ///   - options: The options of every retrieval; nil for none.
+    ///   - manager: The manager that retrieves and caches (default ``ImageManager/shared``).
+    ///   - completionHandler: Called once, when the prefetch ends.
+    public convenience init(
+        urls: [URL], options: [MagpieOption]? = nil, manager: ImageManager = .shared,
+        completionHandler: PrefetcherCompletionHandler? = nil
+    ) {
+        self.init(urls: urls, options: options, manager: manager, progressBlock: nil, completionHandler: completionHandler)
     }
 
     // MARK: Control

@@ -36,6 +36,21 @@ enum CacheFileSystem {
 
     static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// The size in bytes of the file system holding `path`, or of its nearest existing ancestor; nil when
+    /// none can be measured.
+    static func fileSystemCapacity(containing path: String) -> Int? {
+        var candidate = path.isEmpty ? "/" : path
+        while true {
+            var info = statvfs()
+            if statvfs(candidate, &info) == 0 {
+                let bytes = UInt64(info.f_blocks) &* UInt64(info.f_frsize)
+                return bytes > UInt64(Int.max) ? Int.max : Int(bytes)
+            }
+            guard candidate != "/", let slash = candidate.lastIndex(of: "/") else { return nil }
+            candidate = slash == candidate.startIndex ? "/" : String(candidate[..<slash])
+        }
+    }
+
     /// What is at a path, as `stat` says.
     enum FileKind: Equatable {
         case regular(size: Int)

@@ -68,6 +68,15 @@ public protocol DataCaching: AnyObject, Sendable {
 
     /// The bytes held by all entries.
     func totalDataSize() async throws -> Int
+
+    /// Makes everything accepted so far durable (buffered bookkeeping such as access times included), so a
+    /// process may exit. ``ImageCache/flush()`` calls it after its own pending writes finish.
+    func flush() async throws
+}
+
+extension DataCaching {
+    /// Nothing to write: a backend whose calls are durable when they return.
+    public func flush() async throws {}
 }
 
 /// One entry of a ``DataCaching`` backend: its bytes and what is known about them.

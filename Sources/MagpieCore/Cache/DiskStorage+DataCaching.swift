@@ -58,6 +58,13 @@ extension DiskStorage: DataCaching {
         try await onIOExecutor { try self.totalSize() }
     }
 
+    /// Waits for a background sweep under way, then ``flushAccessTimes()`` on the I/O executor: reads buffer their
+    /// access times and expiry extensions.
+    public func flush() async throws {
+        await waitForSweeps()
+        try await onIOExecutor { try self.flushAccessTimes() }
+    }
+
     /// Runs blocking work as a job of the I/O executor; errors other than ``MagpieError`` become a read failure.
     private func onIOExecutor<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         do {

@@ -22,8 +22,20 @@ import Glibc
 /// - The size limit is enforced in the writing transaction: least-recently-used entries,
 ///   expired ones first, are evicted down to half the limit.
 public final class DiskStorage: Sendable {
-    /// The configuration the storage was opened with.
-    public let config: Config
+    /// The configuration: set it on a live storage to change the limits, the expiry rules, the clock or the sweep
+    /// interval (``Config/sizeLimit`` and the others declared `var`); the folder and file layout are fixed at open.
+    /// A lower size limit is enforced by a sweep started at once.
+    public var config: Config {
+        get { settings.withLock { $0 } }
+        set {
+            let lowered = settings.withLock { current -> Bool in
+                let lowered = newValue.sizeLimit > 0 && (current.sizeLimit == 0 || newValue.sizeLimit < current.sizeLimit)
+                current.adoptAdjustableSettings(of: newValue)
+                return lowered
+            }
+            if lowered { sweepInBackground() }
+        }
+    }
     /// `<directory>/<name>`: the cache's own folder.
     public let directoryURL: URL
 
@@ -35,6 +47,11 @@ public final class DiskStorage: Sendable {
     /// than the hit itself, so they are flushed in batches (and before any eviction).
     private let touches = Mutex(TouchLog())
     private let nextSubscriber = Mutex(0)
+    private let settings: Mutex<Config>
+    /// When the next use-driven sweep is due and whether one runs (see `DiskStorage+Sweeping`).
+    let sweepSchedule = Mutex(SweepSchedule())
+    /// Sweeps running in the background; ``flush()`` waits for them.
+    let sweeps = PendingWork()
 
     /// Opens (creating if needed) the cache folder and its index, and removes temporary
     /// files left by processes that no longer run.
@@ -44,7 +61,7 @@ public final class DiskStorage: Sendable {
     ///   ``MagpieError/CacheFailureReason/cannotCreateDirectory(path:message:)`` when the folder cannot be created
     ///   or written, or ``MagpieError/CacheFailureReason/indexFailed(path:message:)`` when the index cannot be opened.
     public init(config: Config) throws {
-        self.config = config
+        settings = Mutex(config)
         directoryURL = config.directory.appendingPathComponent(config.name, isDirectory: true)
         root = directoryURL.path
         try CacheFileSystem.createDirectory(root + "/tmp")
@@ -57,6 +74,12 @@ public final class DiskStorage: Sendable {
         Self.reconcileAbandonedWrites(database, root: root)
         index = Mutex(database)
         readOnlySources = config.readOnlyDirectories.map { ReadOnlySource(root: $0.path) }
+        scheduleFirstSweep()
+    }
+
+    /// Runs `body` with the index, under its lock.
+    func withIndex<T>(_ body: (SQLiteDatabase) throws -> T) throws -> T {
+        try index.withLock { try body($0) }
     }
 
     // MARK: Writing
@@ -76,7 +99,9 @@ public final class DiskStorage: Sendable {
     ///   ``MagpieError/CacheFailureReason/entryTooLarge(key:size:limit:)`` when `data` alone exceeds the size limit,
     ///   or ``MagpieError/CacheFailureReason/indexFailed(path:message:)``.
     public func store(_ data: Data, forKey key: String, expiration: StorageExpiration? = nil, validators: Validators = Validators()) throws {
+        let config = self.config
         let now = config.clock.now()
+        defer { sweepIfDue(now: now) }
         let lifetime = expiration ?? config.expiration
         let expires = lifetime.estimatedExpiration(since: now)
         guard !lifetime.isExpired, expires > now else {
@@ -180,7 +205,9 @@ public final class DiskStorage: Sendable {
     ///   exists but cannot be read.
     public func entry(forKey key: String, extendingExpiration: ExpirationExtending? = nil) throws -> (data: Data, metadata: EntryMetadata)? {
         let name = fileName(forKey: key)
+        let config = self.config
         let now = config.clock.now()
+        defer { sweepIfDue(now: now) }
         guard var metadata = try index.withLock({ try Self.lookup($0, name) }).map(withPendingTouch), metadata.key == key
         else {
             return try readOnlyEntry(key: key, name: name, now: now)

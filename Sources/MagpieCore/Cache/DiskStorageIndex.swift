@@ -31,6 +31,7 @@ extension DiskStorage {
         CREATE TABLE IF NOT EXISTS totals (id INTEGER PRIMARY KEY CHECK (id = 0), bytes INTEGER NOT NULL, count INTEGER NOT NULL);
         INSERT OR IGNORE INTO totals VALUES (0, 0, 0);
         CREATE TABLE IF NOT EXISTS pending (name TEXT NOT NULL, pid INTEGER NOT NULL);
+        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value REAL NOT NULL);
         CREATE TRIGGER IF NOT EXISTS entries_inserted AFTER INSERT ON entries
             BEGIN UPDATE totals SET bytes = bytes + NEW.size, count = count + 1 WHERE id = 0; END;
         CREATE TRIGGER IF NOT EXISTS entries_deleted AFTER DELETE ON entries

@@ -7,38 +7,49 @@ import Foundation
 extension DiskStorage {
     /// How a disk cache is set up.
     public struct Config: Sendable {
-        /// The cache's name: its folder below `directory`.
-        public var name: String
-        /// The parent folder; default `$XDG_CACHE_HOME/magpie` (or `~/.cache/magpie`).
-        public var directory: URL
-        /// Most bytes of payload kept; 0 (the default) means unlimited. Exceeding it on a write evicts
-        /// least-recently-used entries (expired first) down to half the limit.
+        /// The cache's name: its folder below `directory`. Fixed when the storage opens.
+        public let name: String
+        /// The parent folder; default `$XDG_CACHE_HOME/magpie` (or `~/.cache/magpie`). Fixed when the storage opens.
+        public let directory: URL
+        /// Most bytes of payload kept; 0 means unlimited. Default ``defaultSizeLimit(forFolder:)``: 10 % of the
+        /// file system that holds the cache, at most 1 GiB. Exceeding it on a write evicts least-recently-used
+        /// entries (expired first) down to half the limit.
         public var sizeLimit: Int
         /// Default lifetime of an entry. Default 7 days.
         public var expiration: StorageExpiration
         /// What a read does to the expiry date. Default ``ExpirationExtending/cacheTime``: restart the original
         /// expiration.
         public var accessExtending: ExpirationExtending
+        /// Seconds between sweeps (expired entries removed, then the size limit enforced); zero or less: none.
+        /// Default 3600. Sweeps are driven by use: one at open when the last one (by any process) is older than
+        /// this, then one when a read or write comes after the interval, in the background; an idle cache costs
+        /// nothing.
+        public var sweepInterval: TimeInterval
         /// Keep the key's path extension on file names (`<sha256>.jpg`) so files are browsable. Default false.
-        public var keepsPathExtension: Bool
+        /// Fixed when the storage opens.
+        public let keepsPathExtension: Bool
         /// Further cache folders searched on a miss and never written (for example one shipped with the
-        /// application). Each is a cache's own folder, as ``DiskStorage/directoryURL``. Default none.
-        public var readOnlyDirectories: [URL]
+        /// application). Each is a cache's own folder, as ``DiskStorage/directoryURL``. Default none. Fixed when
+        /// the storage opens.
+        public let readOnlyDirectories: [URL]
         /// fsync each entry before it becomes visible: survives power loss, not only a killed process.
-        /// Slower writes; default false.
-        public var syncsToDisk: Bool
+        /// Slower writes; default false. Fixed when the storage opens.
+        public let syncsToDisk: Bool
         /// The source of "now" (injectable for tests). Default ``CacheClock/system``.
         public var clock: CacheClock
-        /// Where the ``DataCaching`` methods run their SQLite and file I/O. Default ``BoundedExecutor/io``.
-        public var ioExecutor: BoundedExecutor
+        /// Where the ``DataCaching`` methods run their SQLite and file I/O. Default ``BoundedExecutor/io``. Fixed
+        /// when the storage opens.
+        public let ioExecutor: BoundedExecutor
 
         /// A configuration with the defaults above.
         ///
         /// - Parameters:
         ///   - name: The cache's folder name below `directory`.
         ///   - directory: The parent folder; nil (the default) for ``defaultDirectory``.
-        ///   - sizeLimit: Most payload bytes, 0 for no limit.
+        ///   - sizeLimit: Most payload bytes, 0 for no limit; nil (the default) for ``defaultSizeLimit(forFolder:)``
+        ///     of `directory`.
         ///   - expiration: Default lifetime of an entry (7 days).
+        ///   - sweepInterval: Seconds between use-driven sweeps (3600; 0 or less: none).
         ///   - accessExtending: What a read does to the expiry.
         ///   - keepsPathExtension: Keep the key's extension on file names.
         ///   - readOnlyDirectories: Cache folders searched on a miss, never written.
@@ -48,8 +59,9 @@ extension DiskStorage {
         public init(
             name: String,
             directory: URL? = nil,
-            sizeLimit: Int = 0,
+            sizeLimit: Int? = nil,
             expiration: StorageExpiration = .days(7),
+            sweepInterval: TimeInterval = 3600,
             accessExtending: ExpirationExtending = .cacheTime,
             keepsPathExtension: Bool = false,
             readOnlyDirectories: [URL] = [],
@@ -58,15 +70,37 @@ extension DiskStorage {
             ioExecutor: BoundedExecutor = .io
         ) {
             self.name = name
-            self.directory = directory ?? Self.defaultDirectory
-            self.sizeLimit = sizeLimit
+            let directory = directory ?? Self.defaultDirectory
+            self.directory = directory
+            self.sizeLimit = sizeLimit ?? Self.defaultSizeLimit(forFolder: directory)
             self.expiration = expiration
+            self.sweepInterval = sweepInterval
             self.accessExtending = accessExtending
             self.keepsPathExtension = keepsPathExtension
             self.readOnlyDirectories = readOnlyDirectories
             self.syncsToDisk = syncsToDisk
             self.clock = clock
             self.ioExecutor = ioExecutor
+        }
+
+        /// The default size limit of a cache in `folder`: 10 % of the file system that holds it (the nearest
+        /// existing ancestor is measured when the folder does not exist yet), at most 1 GiB, at least 16 MiB.
+        ///
+        /// - Parameter folder: The cache's parent folder.
+        /// - Returns: The limit in bytes.
+        public static func defaultSizeLimit(forFolder folder: URL) -> Int {
+            let cap = 1 << 30, floor = 16 << 20
+            guard let capacity = CacheFileSystem.fileSystemCapacity(containing: folder.path) else { return cap }
+            return min(cap, max(floor, capacity / 10))
+        }
+
+        /// Copies the settings that may change on a live storage from `other`.
+        mutating func adoptAdjustableSettings(of other: Config) {
+            sizeLimit = other.sizeLimit
+            expiration = other.expiration
+            accessExtending = other.accessExtending
+            sweepInterval = other.sweepInterval
+            clock = other.clock
         }
 
         /// `$XDG_CACHE_HOME/magpie`, else `$HOME/.cache/magpie`, else `/tmp/magpie` (empty variables are ignored).

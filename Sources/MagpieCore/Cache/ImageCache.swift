@@ -33,13 +33,16 @@ public final class ImageCache: Sendable {
     /// of 1,000 small images ran ~14 % slower when the thumbnails' encodes waited there).
     public let codingExecutor: BoundedExecutor
 
-    /// The memory layer when it is the built-in ``MemoryStorage`` (limits, statistics); nil for another backend.
-    public var memoryStorage: MemoryStorage? { memoryCache as? MemoryStorage }
+    /// The memory layer (the same object as ``memoryCache``), under Kingfisher's name: its limits change on a live
+    /// cache, `cache.memoryStorage.config.totalCostLimit = 64 << 20`. Cast to ``MemoryStorage`` for its statistics.
+    public var memoryStorage: any MemoryCaching { memoryCache }
     /// The data layer when it is the built-in ``DiskStorage`` (files, verification); nil for another backend or none.
     public var diskStorage: DiskStorage? { dataCache as? DiskStorage }
 
     /// The disk-read stage: one read + decode per memory key (variant and decode variant) at a time.
     private let diskReads = SharedWork<String, Image?>()
+    /// Disk writes running in the background; ``flush()`` waits for them.
+    private let pendingWrites = PendingWork()
     private let logger: Logger
     private let counters: CacheCounters
 
@@ -65,6 +68,22 @@ public final class ImageCache: Sendable {
                 ?? .cacheFailed(reason: .cannotCreateDirectory(path: config.directory.path, message: "\(error)"))
         }
         self.init(name: name, memoryCache: MemoryStorage(config: memoryConfig), dataCache: disk, dataCacheError: failure)
+    }
+
+    /// A cache named `name` in its own folder `cacheDirectoryURL/name` (Kingfisher's shape): the name is given once.
+    ///
+    /// - Parameters:
+    ///   - name: The cache's name: its folder below `cacheDirectoryURL`, its label in logs and metrics.
+    ///   - cacheDirectoryURL: The parent folder; nil for ``DiskStorage/Config/defaultDirectory``.
+    ///   - memoryConfig: Limits and expiry of the memory layer.
+    ///   - sizeLimit: The disk layer's size limit in bytes (0: none); nil (the default) for
+    ///     ``DiskStorage/Config/defaultSizeLimit(forFolder:)``.
+    public convenience init(
+        name: String, cacheDirectoryURL: URL?, memoryConfig: MemoryStorage.Config = .init(), sizeLimit: Int? = nil
+    ) {
+        self.init(
+            name: name, memoryConfig: memoryConfig,
+            diskConfig: DiskStorage.Config(name: name, directory: cacheDirectoryURL, sizeLimit: sizeLimit))
     }
 
     /// A cache over existing storages (`diskStorage` nil: memory only).
@@ -201,6 +220,32 @@ public final class ImageCache: Sendable {
         return disk
     }
 
+    /// Runs a data-cache write in the background, counted until it ends so that ``flush()`` can wait for it.
+    package func writeInBackground(_ write: @escaping @Sendable () async -> Void) {
+        pendingWrites.start(write)
+    }
+
+    /// Runs a data-cache write in the calling task, counted so that a concurrent ``flush()`` waits for it too.
+    package func writeNow(_ write: () async -> Void) async {
+        await pendingWrites.run(write)
+    }
+
+    /// Waits until every disk write accepted so far has finished (the pipeline writes in the background unless
+    /// `.waitForCache` is given), then asks the data cache to make its bookkeeping durable. Call it before a
+    /// process exits: a short job that returns right after a retrieval otherwise loses the write. Failures were
+    /// already logged by the writes themselves; a failing flush of the data cache is logged here.
+    public func flush() async {
+        await pendingWrites.waitUntilIdle()
+        do {
+            try await dataCache?.flush()
+        } catch {
+            logger.warning("data cache flush failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Disk writes that have started and not finished.
+    public var pendingWriteCount: Int { pendingWrites.count }
+
     /// Stores already encoded bytes on disk only (for callers that cache what they downloaded).
     ///
     /// The bytes are not checked; memory is not touched.
@@ -249,16 +294,16 @@ public final class ImageCache: Sendable {
     ///   - cacheSerializer: Turns the image into the bytes written to disk.
     ///   - toDisk: False to store in memory only.
     ///   - callbackQueue: Where `completion` runs (default: a global queue).
-    ///   - completion: Receives the per-layer outcome; may be nil.
+    ///   - completionHandler: Receives the per-layer outcome; may be nil.
     public func store(
         _ image: Image, original: Data? = nil, forKey key: String, processorIdentifier: String = "",
         cacheSerializer: any CacheSerializer = DefaultCacheSerializer.default, toDisk: Bool = true,
-        callbackQueue: DispatchQueue = .global(), completion: (@Sendable (CacheStoreResult) -> Void)? = nil
+        callbackQueue: DispatchQueue = .global(), completionHandler: (@Sendable (CacheStoreResult) -> Void)? = nil
     ) {
-        Task {
-            let result = await store(image, original: original, forKey: key, processorIdentifier: processorIdentifier,
-                                     cacheSerializer: cacheSerializer, toDisk: toDisk)
-            if let completion { callbackQueue.async { completion(result) } }
+        pendingWrites.start {
+            let result = await self.store(image, original: original, forKey: key, processorIdentifier: processorIdentifier,
+                                          cacheSerializer: cacheSerializer, toDisk: toDisk)
+            if let completionHandler { callbackQueue.async { completionHandler(result) } }
         }
     }
 
@@ -294,25 +339,26 @@ public final class ImageCache: Sendable {
         return .disk(image)
     }
 
-    /// Completion-handler form of ``retrieveImage(forKey:options:)``, calling back on `callbackQueue`.
+    /// Completion-handler form of ``retrieveImage(forKey:options:)`` in Kingfisher's shape
+    /// (`cache.retrieveImage(forKey: key) { result in … }`), calling back on `callbackQueue`.
     ///
     /// - Parameters:
     ///   - key: The source's cache key.
-    ///   - options: The processor variant, decoding options, serializer and expiry handling.
-    ///   - callbackQueue: Where `completion` runs (default: a global queue).
-    ///   - completion: Receives where the image was found, or the error.
+    ///   - options: The processor variant, decoding options, serializer and expiry handling; nil for the defaults.
+    ///   - callbackQueue: Where `completionHandler` runs (default: a global queue).
+    ///   - completionHandler: Receives where the image was found, or the error; a miss is `.success(.none)`.
     public func retrieveImage(
-        forKey key: String, options: ImageCacheRetrievalOptions = .init(), callbackQueue: DispatchQueue = .global(),
-        completion: @escaping @Sendable (Result<ImageCacheResult, MagpieError>) -> Void
+        forKey key: String, options: ImageCacheRetrievalOptions? = nil, callbackQueue: DispatchQueue = .global(),
+        completionHandler: @escaping @Sendable (Result<ImageCacheResult, MagpieError>) -> Void
     ) {
         Task {
             let result: Result<ImageCacheResult, MagpieError>
             do {
-                result = .success(try await retrieveImage(forKey: key, options: options))
+                result = .success(try await retrieveImage(forKey: key, options: options ?? .init()))
             } catch {
                 result = .failure(error as? MagpieError ?? .cacheFailed(reason: .cannotRead(path: key, message: "\(error)")))
             }
-            callbackQueue.async { completion(result) }
+            callbackQueue.async { completionHandler(result) }
         }
     }
 
@@ -431,6 +477,33 @@ public final class ImageCache: Sendable {
     public func diskStorageSize() async throws -> Int {
         guard let dataCache else { return 0 }
         return try await withCacheErrors(name) { try await dataCache.totalDataSize() }
+    }
+
+    /// Kingfisher's name for ``diskStorageSize()``: payload bytes of all disk entries; 0 without a disk cache.
+    ///
+    /// - Returns: The size in bytes.
+    /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the index cannot be read.
+    public func calculateDiskStorageSize() async throws -> UInt {
+        UInt(max(0, try await diskStorageSize()))
+    }
+
+    /// Completion-handler form of ``calculateDiskStorageSize()``, as in Kingfisher.
+    ///
+    /// - Parameters:
+    ///   - callbackQueue: Where `completion` runs (default: a global queue).
+    ///   - completion: Receives the size in bytes, or the error.
+    public func calculateDiskStorageSize(
+        callbackQueue: DispatchQueue = .global(), completion: @escaping @Sendable (Result<UInt, MagpieError>) -> Void
+    ) {
+        Task {
+            let result: Result<UInt, MagpieError>
+            do {
+                result = .success(try await calculateDiskStorageSize())
+            } catch {
+                result = .failure(Self.cacheError(error, path: name))
+            }
+            callbackQueue.async { completion(result) }
+        }
     }
 
     /// The path of the file that holds (or would hold) the image for `key`; nil without a disk cache.

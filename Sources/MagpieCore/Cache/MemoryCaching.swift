@@ -36,6 +36,10 @@ public protocol MemoryCaching: AnyObject, Sendable {
     ///
     /// - Parameter key: The entry's key.
     func containsImage(forKey key: String) -> Bool
+
+    /// Limits, default expiry and clock. Settable on a live cache (`cache.memoryStorage.config.totalCostLimit = …`);
+    /// lower limits take effect at once.
+    var config: MemoryStorage.Config { get set }
 }
 
 extension MemoryStorage: MemoryCaching {

@@ -16,8 +16,8 @@ import Synchronization
 public final class MemoryStorage: Sendable {
     /// Limits and timing of a ``MemoryStorage``.
     public struct Config: Sendable {
-        /// Most bytes of pixels held at once (``Image/cost`` summed). Default ``defaultTotalCostLimit``: 25% of
-        /// min(physical memory, cgroup v2 `memory.max`).
+        /// Most bytes of pixels held at once (``Image/cost`` summed). Default ``defaultTotalCostLimit``: 25 % of
+        /// min(physical memory, cgroup v2 `memory.max`), at most 512 MiB.
         public var totalCostLimit: Int
         /// Most entries held at once. Default `Int.max`.
         public var countLimit: Int
@@ -56,12 +56,25 @@ public final class MemoryStorage: Sendable {
             self.clock = clock
         }
 
-        /// 25% of the memory this process may use: min(physical memory, cgroup v2 `memory.max`).
-        public static let defaultTotalCostLimit: Int = {
+        /// 25 % of the memory this process may use (min(physical memory, cgroup v2 `memory.max`)), at most
+        /// ``defaultTotalCostCap`` (512 MiB): a server that configures nothing must not end up holding gigabytes of
+        /// decoded pixels. Set ``totalCostLimit`` to go higher.
+        public static let defaultTotalCostLimit: Int = defaultLimit(available: availableMemory())
+
+        /// The most the default cost limit grows to, however much memory there is: 512 MiB.
+        public static let defaultTotalCostCap = 512 << 20
+
+        /// The default limit for `available` bytes of memory: a quarter, at most ``defaultTotalCostCap``.
+        static func defaultLimit(available: Int) -> Int {
+            min(max(available / 4, 1), defaultTotalCostCap)
+        }
+
+        /// min(physical memory, cgroup v2 `memory.max`).
+        static func availableMemory() -> Int {
             var available = physicalMemory()
             if let limit = cgroupMemoryLimit(), limit > 0 { available = min(available, limit) }
-            return max(available / 4, 1)
-        }()
+            return available
+        }
 
         static func physicalMemory() -> Int {
             let bytes = ProcessInfo.processInfo.physicalMemory
@@ -107,8 +120,25 @@ public final class MemoryStorage: Sendable {
         }
     }
 
-    /// The configuration the storage was created with.
-    public let config: Config
+    /// The configuration: set it on a live storage to change the limits, the expiry or the clock (as
+    /// `cache.memoryStorage.config.totalCostLimit = …` in Kingfisher). Lower limits evict at once; a changed
+    /// ``Config/cleanInterval`` restarts the background sweep.
+    public var config: Config {
+        get { state.withLock { $0.config } }
+        set {
+            let (evicted, oldInterval) = state.withLock { state -> ([Image], TimeInterval) in
+                let oldInterval = state.config.cleanInterval
+                state.config = newValue
+                let now = newValue.clock.now().timeIntervalSinceReferenceDate
+                guard state.totalCost > newValue.totalCostLimit || state.count > max(newValue.countLimit, 0) else {
+                    return ([], oldInterval)
+                }
+                return (state.evict(costLimit: newValue.totalCostLimit, countLimit: max(newValue.countLimit, 0), now: now), oldInterval)
+            }
+            _ = evicted  // freed here, outside the lock
+            if newValue.cleanInterval != oldInterval { restartSweeper(interval: newValue.cleanInterval) }
+        }
+    }
 
     private let state: Mutex<State>
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
@@ -119,8 +149,7 @@ public final class MemoryStorage: Sendable {
     ///   ``Config/init(totalCostLimit:countLimit:expiration:accessExtending:cleanInterval:clock:)``
     ///   with its defaults.
     public init(config: Config = Config()) {
-        self.config = config
-        self.state = Mutex(State())
+        self.state = Mutex(State(config: config))
         if config.cleanInterval > 0 { startSweeper(interval: config.cleanInterval) }
     }
 
@@ -143,15 +172,16 @@ public final class MemoryStorage: Sendable {
     ///   - cost: What the entry counts against the cost limit, in bytes; nil (the default) for ``Image/cost``.
     ///   - expiration: The entry's lifetime; nil (the default) for ``Config/expiration``.
     public func store(_ image: Image, forKey key: String, cost: Int? = nil, expiration: StorageExpiration? = nil) {
-        let expiration = expiration ?? config.expiration
         let cost = max(cost ?? image.cost, 0)
-        let now = config.clock.now().timeIntervalSinceReferenceDate
-        let expiresAt = expiration.estimatedExpiration(since: Date(timeIntervalSinceReferenceDate: now))
-            .timeIntervalSinceReferenceDate
-        let costLimit = config.totalCostLimit, countLimit = config.countLimit
         // Replaced and evicted images leave the critical section as the result and are
         // discarded after the unlock, so freeing their pixels never happens under the lock.
         _ = state.withLock { state -> (replaced: Image?, evicted: [Image]) in
+            let config = state.config
+            let expiration = expiration ?? config.expiration
+            let now = config.clock.now().timeIntervalSinceReferenceDate
+            let expiresAt = expiration.estimatedExpiration(since: Date(timeIntervalSinceReferenceDate: now))
+                .timeIntervalSinceReferenceDate
+            let costLimit = config.totalCostLimit, countLimit = config.countLimit
             guard !expiration.isExpired, expiresAt > now, cost <= costLimit, countLimit >= 1 else {
                 state.statistics.rejections += 1
                 return (state.remove(key: key), [])
@@ -180,8 +210,7 @@ public final class MemoryStorage: Sendable {
     /// - Returns: How many entries were removed.
     @discardableResult
     public func removeExpired() -> Int {
-        let now = config.clock.now().timeIntervalSinceReferenceDate
-        let removed = state.withLock { $0.removeExpired(now: now) }
+        let removed = state.withLock { $0.removeExpired(now: $0.config.clock.now().timeIntervalSinceReferenceDate) }
         return removed.count
     }
 
@@ -197,19 +226,19 @@ public final class MemoryStorage: Sendable {
     ///   - extendingExpiration: What this read does to the entry's expiry; nil (the default) for
     ///     ``Config/accessExtending``.
     public func value(forKey key: String, extendingExpiration: ExpirationExtending? = nil) -> Image? {
-        let now = config.clock.now().timeIntervalSinceReferenceDate
-        let extending = extendingExpiration ?? config.accessExtending
-        return state.withLock { $0.value(forKey: key, now: now, extending: extending) }.hit
+        state.withLock { state in
+            let now = state.config.clock.now().timeIntervalSinceReferenceDate
+            return state.value(forKey: key, now: now, extending: extendingExpiration ?? state.config.accessExtending)
+        }.hit
     }
 
     /// True when `key` holds an unexpired entry. Neither the LRU order, the expiry nor the statistics change.
     ///
     /// - Parameter key: The key the image was stored under.
     public func isCached(forKey key: String) -> Bool {
-        let now = config.clock.now().timeIntervalSinceReferenceDate
-        return state.withLock { state in
+        state.withLock { state in
             guard let index = state.index[key] else { return false }
-            return state.nodes[index].expiresAt > now
+            return state.nodes[index].expiresAt > state.config.clock.now().timeIntervalSinceReferenceDate
         }
     }
 
@@ -245,6 +274,11 @@ public final class MemoryStorage: Sendable {
 
     /// The background sweep task, exposed so tests can wait for it to end.
     var sweepTask: Task<Void, Never>? { sweeper.withLock { $0 } }
+
+    private func restartSweeper(interval: TimeInterval) {
+        sweeper.withLock { $0?.cancel() }
+        if interval > 0 { startSweeper(interval: interval) }
+    }
 
     private func startSweeper(interval: TimeInterval) {
         let task = Task.detached(priority: .background) { [weak self] in
@@ -283,6 +317,7 @@ extension MemoryStorage {
     struct State {
         static let none = -1
 
+        var config: Config
         var index: [String: Int] = [:]
         var nodes: [Node] = []
         var head = State.none
@@ -417,7 +452,7 @@ extension MemoryStorage {
 
         /// Empties the storage, handing the old nodes back so they are freed after the lock is released.
         mutating func takeAll() -> (nodes: [Node], index: [String: Int]) {
-            var old = State()
+            var old = State(config: config)
             old.statistics = statistics
             swap(&old, &self)
             return (old.nodes, old.index)

@@ -30,9 +30,10 @@ extension MagpieError {
         case redirectRefused(URL, location: URL)
         /// An ``ImageDataProvider`` (local file, base64, raw data) failed; `message` says why.
         case dataProviderFailed(cacheKey: String, message: String)
-        /// Refused before it was sent: the URL is on the manager's failed-URL list; `previous` says why it failed then.
-        /// Pass ``MagpieOption/retryFailed`` to try it anyway.
-        case recentlyFailed(URL, previous: String)
+        /// Refused before it was sent: the URL is on the manager's failed-URL list; `previous` is the error it failed
+        /// with then (its ``MagpieError/statusCode`` included). Pass ``MagpieOption/retryFailed`` to try it anyway, or
+        /// wait for the entry to expire.
+        indirect case recentlyFailed(URL, previous: MagpieError)
     }
 
     /// Why a server's answer is not a usable image. Every case carries the response (URL, status, headers).
@@ -63,10 +64,14 @@ extension MagpieError {
         }
     }
 
-    /// The HTTP status code of the failing response, for ``MagpieError/responseFailed(reason:)``; nil otherwise.
+    /// The HTTP status code of the failing response, for ``MagpieError/responseFailed(reason:)`` and for a
+    /// ``MagpieError/RequestFailureReason/recentlyFailed(_:previous:)`` whose remembered failure had one; nil otherwise.
     public var statusCode: Int? {
-        if case .responseFailed(let reason) = self { return reason.response.statusCode }
-        return nil
+        switch self {
+        case .responseFailed(let reason): reason.response.statusCode
+        case .requestFailed(reason: .recentlyFailed(_, let previous)): previous.statusCode
+        default: nil
+        }
     }
 
     /// True for failures that may go away if the same request is made again later:
@@ -120,7 +125,7 @@ extension MagpieError.RequestFailureReason: CustomStringConvertible {
             "redirect loop from \(url.absoluteString): " + chain.map(\.absoluteString).joined(separator: " -> ")
         case .redirectRefused(let url, let location): "redirect from \(url.absoluteString) to \(location.absoluteString) refused"
         case .dataProviderFailed(let key, let message): "data provider \(key) failed: \(message)"
-        case .recentlyFailed(let url, let previous): "failed recently, not retried: \(url.absoluteString) (\(previous))"
+        case .recentlyFailed(_, let previous): "failed recently, not retried: \(previous)"
         }
     }
 }

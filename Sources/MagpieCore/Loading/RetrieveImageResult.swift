@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// What ``ImageManager/retrieveImage(with:options:progress:)-(Source,_,_)`` produced and where it came from.
+/// What `ImageManager.retrieveImage(with:options:progressBlock:)` produced and where it came from.
 public struct RetrieveImageResult: Sendable {
     /// The image, processed and modified as the options asked.
     public var image: Image

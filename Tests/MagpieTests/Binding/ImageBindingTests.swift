@@ -63,7 +63,7 @@ struct ImageBindingTests {
         let target = fixture.target()
         let done = Completions()
         let url = fixture.url("/img/pic.png")
-        let task = try #require(target.mg.setImage(with: url, placeholder: Self.placeholder, completion: done.handler))
+        let task = try #require(target.mg.setImage(with: url, placeholder: Self.placeholder, completionHandler: done.handler))
         #expect(target.displayedImage == Self.placeholder)
         #expect(target.mg.sourceURL == url)
         #expect(target.mg.taskIdentifier != nil)
@@ -81,7 +81,7 @@ struct ImageBindingTests {
         let fixture = try await Fixture.start()
         let target = fixture.target(showing: Self.oldImage)
         let done = Completions()
-        let task = try #require(target.mg.setImage(with: fixture.url("/img/pic.png"), completion: done.handler))
+        let task = try #require(target.mg.setImage(with: fixture.url("/img/pic.png"), completionHandler: done.handler))
         #expect(target.displayedImage == nil)
         await task.wait()
         #expect(target.displayHistory.count == 2)
@@ -98,14 +98,14 @@ struct ImageBindingTests {
         let done = Completions()
         let url = fixture.url("/img/pic.png")
         let options: [MagpieOption] = [.keepCurrentImageWhileLoading]
-        let first = try #require(showing.mg.setImage(with: url, placeholder: Self.placeholder, options: options, completion: done.handler))
+        let first = try #require(showing.mg.setImage(with: url, placeholder: Self.placeholder, options: options, completionHandler: done.handler))
         #expect(showing.displayedImage == Self.oldImage)
         await first.wait()
         #expect(showing.displayHistory.count == 1)
         #expect(Self.isPic(showing.displayedImage))
 
         // With nothing on screen to keep, the placeholder is still shown.
-        let second = try #require(empty.mg.setImage(with: url, placeholder: Self.placeholder, options: options, completion: done.handler))
+        let second = try #require(empty.mg.setImage(with: url, placeholder: Self.placeholder, options: options, completionHandler: done.handler))
         await second.wait()
         #expect(empty.displayHistory.first == Self.placeholder)
         #expect(Self.isPic(empty.displayedImage))
@@ -119,9 +119,9 @@ struct ImageBindingTests {
         let indicator = RecordingIndicator()
         target.mg.indicator = indicator
         let slow = Completions(), fast = Completions()
-        let slowTask = try #require(target.mg.setImage(with: fixture.slowURL, placeholder: Self.placeholder, completion: slow.handler))
+        let slowTask = try #require(target.mg.setImage(with: fixture.slowURL, placeholder: Self.placeholder, completionHandler: slow.handler))
         let fastURL = fixture.url("/img/pic.png")
-        let fastTask = try #require(target.mg.setImage(with: fastURL, placeholder: Self.otherPlaceholder, completion: fast.handler))
+        let fastTask = try #require(target.mg.setImage(with: fastURL, placeholder: Self.otherPlaceholder, completionHandler: fast.handler))
         await slowTask.wait()
         await fastTask.wait()
 
@@ -147,7 +147,7 @@ struct ImageBindingTests {
         let target = fixture.target()
         let loaded = Completions()
         let url = fixture.url("/img/pic.png")
-        await target.mg.setImage(with: url, completion: loaded.handler)?.wait()
+        await target.mg.setImage(with: url, completionHandler: loaded.handler)?.wait()
         let image = try loaded.single().get()
 
         // Request A is replaced by B; then A's (successful) result arrives, as a late download would.
@@ -176,7 +176,7 @@ struct ImageBindingTests {
         let done = Completions()
         let task = try #require(target.mg.setImage(
             with: fixture.slowURL, placeholder: Self.placeholder, options: [.onFailureImage(Self.failureImage)],
-            completion: done.handler))
+            completionHandler: done.handler))
         target.mg.cancelDownloadTask()
         #expect(indicator.events == [.start, .stop])
         await task.wait()
@@ -196,8 +196,8 @@ struct ImageBindingTests {
         let fixture = try await Fixture.start()
         let target = fixture.target(showing: Self.oldImage)
         let slow = Completions(), empty = Completions()
-        let slowTask = try #require(target.mg.setImage(with: fixture.slowURL, placeholder: Self.placeholder, completion: slow.handler))
-        let none = target.mg.setImage(with: nil, placeholder: Self.otherPlaceholder, completion: empty.handler)
+        let slowTask = try #require(target.mg.setImage(with: fixture.slowURL, placeholder: Self.placeholder, completionHandler: slow.handler))
+        let none = target.mg.setImage(with: nil, placeholder: Self.otherPlaceholder, completionHandler: empty.handler)
         #expect(none == nil)
         let emptyResult = try empty.single()
         guard case .failure(.imageSettingFailed(reason: .emptySource)) = emptyResult else {
@@ -224,11 +224,11 @@ struct ImageBindingTests {
         let done = Completions()
         await withImage.mg.setImage(
             with: fixture.url("/status/404"), placeholder: Self.placeholder, options: [.onFailureImage(Self.failureImage)],
-            completion: done.handler)?.wait()
+            completionHandler: done.handler)?.wait()
         await clearing.mg.setImage(
             with: fixture.url("/status/410"), placeholder: Self.placeholder, options: [.onFailureImage(nil)],
-            completion: done.handler)?.wait()
-        await plain.mg.setImage(with: fixture.url("/status/500"), placeholder: Self.placeholder, completion: done.handler)?.wait()
+            completionHandler: done.handler)?.wait()
+        await plain.mg.setImage(with: fixture.url("/status/500"), placeholder: Self.placeholder, completionHandler: done.handler)?.wait()
 
         #expect(withImage.displayHistory == [Self.placeholder, Self.failureImage])
         #expect(clearing.displayHistory == [Self.placeholder, nil])
@@ -251,8 +251,8 @@ struct ImageBindingTests {
         let progress = Recorded<Int>()
         let done = Completions()
         await target.mg.setImage(
-            with: fixture.url("/slow/noise.png?chunk=32768&delay=20"), progress: { progress.append($0.receivedBytes) },
-            completion: done.handler)?.wait()
+            with: fixture.url("/slow/noise.png?chunk=32768&delay=20"), progressBlock: { received, _ in progress.append(Int(received)) },
+            completionHandler: done.handler)?.wait()
 
         #expect(try done.single().get().image.pixelSize == PixelSize(width: 256, height: 256))
         let events = indicator.events
@@ -277,9 +277,9 @@ struct ImageBindingTests {
         }
         let options: [MagpieOption] = [.callbackQueue(.dispatch(queue))]
         let target = fixture.target()
-        target.mg.setImage(with: fixture.slowURL, options: options, completion: record)
-        target.mg.setImage(with: fixture.url("/img/pic.png"), options: options, completion: record)
-        target.mg.setImage(with: nil, options: options, completion: record)
+        target.mg.setImage(with: fixture.slowURL, options: options, completionHandler: record)
+        target.mg.setImage(with: fixture.url("/img/pic.png"), options: options, completionHandler: record)
+        target.mg.setImage(with: nil, options: options, completionHandler: record)
         try await pollUntil { onQueue.all.count == 3 }
         queue.sync {}
         #expect(onQueue.all == [true, true, true])

@@ -59,9 +59,10 @@ struct MagpieCLITests {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let past = CacheClock { Date(timeIntervalSinceNow: -3600) }
-        let old = try DiskStorage(config: .init(name: "c", directory: folder, clock: past))
+        // No sweeps: the expired entry must still be there for `stats` to count.
+        let old = try DiskStorage(config: .init(name: "c", directory: folder, sweepInterval: 0, clock: past))
         try old.store(Data(repeating: 1, count: 100), forKey: "expired", expiration: .seconds(60))
-        let disk = try DiskStorage(config: .init(name: "c", directory: folder))
+        let disk = try DiskStorage(config: .init(name: "c", directory: folder, sweepInterval: 0))
         try disk.store(Data(repeating: 2, count: 200), forKey: "a")
         try disk.store(Data(repeating: 3, count: 300), forKey: "b")
 

@@ -213,7 +213,7 @@ struct ImageManagerProcessingTests {
         let missing = fixture.url("/status/404")
         #expect(await magpieError { try await manager.retrieveImage(with: missing) }?.statusCode == 404)
         let fast = await magpieError { try await manager.retrieveImage(with: missing) }
-        #expect(fast.map { if case .requestFailed(.recentlyFailed(missing, let previous)) = $0 { previous.contains("404") } else { false } } == true)
+        #expect(fast.map { if case .requestFailed(.recentlyFailed(missing, let previous)) = $0 { previous.statusCode == 404 } else { false } } == true)
         #expect(fixture.origin.requestCount(path: "/status/404") == 1)
         #expect(manager.statistics.failedFast == 1)
         #expect(await magpieError { try await manager.retrieveImage(with: missing, options: [.retryFailed]) }?.statusCode == 404)

@@ -97,7 +97,7 @@ struct PortPipelineTests {
         #expect(memory.keys == [Self.url.absoluteString])
         #expect(try await manager.retrieveImage(with: Self.url).cacheType == .memory)
         #expect(memory.hits >= 1)
-        #expect(manager.cache.memoryStorage == nil)
+        #expect(manager.cache.memoryStorage as? MemoryStorage == nil)
         #expect(manager.cachedType(for: .network(Self.url)) == .memory)
     }
 

@@ -78,10 +78,22 @@ final class InMemoryDataCache: DataCaching {
     func totalDataSize() async throws -> Int { entries.withLock { $0.values.reduce(0) { $0 + $1.data.count } } }
 }
 
-/// A memory cache in a dictionary, without limits or expiry: the smallest ``MemoryCaching`` backend.
+/// A memory cache in a dictionary, without expiry, enforcing only the count limit (by dropping any entry): the
+/// smallest ``MemoryCaching`` backend.
 final class DictionaryMemoryCache: MemoryCaching {
     private let images = Mutex<[String: Image]>([:])
     private let reads = Atomic<Int>(0)
+    private let settings = Mutex(MemoryStorage.Config(cleanInterval: 0))
+
+    var config: MemoryStorage.Config {
+        get { settings.withLock { $0 } }
+        set {
+            settings.withLock { $0 = newValue }
+            images.withLock { images in
+                while images.count > max(newValue.countLimit, 0), let key = images.keys.first { images[key] = nil }
+            }
+        }
+    }
 
     var keys: [String] { images.withLock { $0.keys.sorted() } }
     var hits: Int { reads.load(ordering: .relaxed) }
@@ -92,7 +104,14 @@ final class DictionaryMemoryCache: MemoryCaching {
         return image
     }
 
-    func storeImage(_ image: Image, forKey key: String, expiration: StorageExpiration?) { images.withLock { $0[key] = image } }
+    func storeImage(_ image: Image, forKey key: String, expiration: StorageExpiration?) {
+        let limit = config.countLimit
+        images.withLock { images in
+            images[key] = image
+            while images.count > max(limit, 0), let other = images.keys.first(where: { $0 != key }) { images[other] = nil }
+            if limit < 1 { images[key] = nil }
+        }
+    }
     func removeImage(forKey key: String) { images.withLock { $0[key] = nil } }
     func removeAllImages() { images.withLock { $0.removeAll() } }
     func removeExpiredImages() -> Int { 0 }
