@@ -103,6 +103,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The README's quick start, compiled as written (ReadmeQuickStartTests checks the README still shows it).
+        .executableTarget(name: "magpie-quickstart", dependencies: ["Magpie"], path: "Examples/QuickStart"),
+        .executableTarget(name: "magpie-kingfisher-habits", dependencies: ["Magpie"], path: "Examples/KingfisherHabits"),
         // What the benchmarks share: the rows they write for scripts/bench's chart and targets table.
         .target(name: "MagpieBenchSupport", path: "Benchmarks/Support"),
         .executableTarget(

@@ -7,30 +7,53 @@ import Magpie
 /// The README's quick start, copied here with a local origin, its own manager and its own cache folder
 /// (so it neither touches the network nor the user's cache): it must compile and do what the README says.
 struct ReadmeQuickStartTests {
-    @Test func readmeQuickStartCompilesAndBehavesAsDescribedAgainstALocalOrigin() async throws {
+    /// The package's root folder (this file is Tests/MagpieTests/General/…).
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The Swift code blocks of the README, in order.
+    static func readmeSwiftBlocks() throws -> [String] {
+        let text = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        return text.components(separatedBy: "```swift\n").dropFirst().compactMap { $0.components(separatedBy: "\n```").first }
+    }
+
+    @Test(arguments: [(0, "Examples/QuickStart/main.swift"), (1, "Examples/KingfisherHabits/main.swift")])
+    func readmeSnippetsAreTheCompiledExamplesVerbatim(block: Int, path: String) throws {
+        let example = try String(contentsOf: Self.root.appendingPathComponent(path), encoding: .utf8)
+        let blocks = try Self.readmeSwiftBlocks()
+        #expect(blocks.count > block && blocks[block] + "\n" == example, "README's swift block \(block) must be \(path) as it is")
+    }
+
+    @Test func theQuickStartExampleRunsAgainstALocalOriginAndTheSecondRunHitsTheDisk() async throws {
         let origin = try await OriginFixture.start()
         defer { Task { await origin.stop() } }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("magpie-readme-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let shared = ImageManager(
-            downloader: ImageDownloader(name: "readme"),
-            cache: ImageCache(name: "readme", diskConfig: .init(name: "readme", directory: folder)))
-
-        let url = URL(string: origin.url("/img/pic.png"))!
-        let thumbnail = ResizingImageProcessor(referenceSize: PixelSize(width: 256, height: 256), mode: .aspectFit)
-            |> RoundCornerImageProcessor(cornerRadius: 16)
-        let result = try await shared.retrieveImage(with: url, options: [.processor(thumbnail)])
-        let png = try ImageCoderRegistry.shared.encode(result.image, as: .png)
-        let cache = ImageCache(name: "thumbs", memoryConfig: .init(totalCostLimit: 200 << 20), diskConfig: .init(name: "thumbs", directory: folder))
-        let manager = ImageManager(downloader: .default, cache: cache)
-        try await cache.clearDiskCache()
-
-        #expect(result.cacheType == .none)
-        #expect(result.image.width == 256 && result.image.height == 192, "the 64x48 fixture fitted into 256x256")
-        #expect(result.image.frames[0].pixels[0, 0].alpha == 0, "rounded corner")
-        #expect(try ImageCoderRegistry.shared.decode(png).width == 256)
-        #expect(try await shared.retrieveImage(with: url, options: [.processor(thumbnail)]).cacheType == .memory)
-        #expect(manager.cache === cache)
+        let executable = try BuiltProducts.executable("magpie-quickstart")
+        func run() throws -> (status: Int32, output: String) {
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = [origin.url("/img/pic.png")]
+            process.currentDirectoryURL = folder
+            process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CACHE_HOME": folder.path]) { $1 }
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, output)
+        }
+        let first = try run()
+        #expect(first.status == 0)
+        #expect(first.output == "256 192 none\nmemory\n", "the 64x48 fixture fitted into 256x256")
+        let thumbnail = try ImageCoderRegistry.shared.decode(Data(contentsOf: folder.appendingPathComponent("thumbnail.png")))
+        #expect(thumbnail.pixelSize == PixelSize(width: 256, height: 192))
+        #expect(thumbnail.frames[0].pixels[0, 0].alpha == 0, "rounded corner")
+        // The process exited right after its retrieval: its disk write was still saved.
+        let second = try run()
+        #expect(second.output == "256 192 disk\nmemory\n")
+        #expect(origin.requestCount(path: "/img/pic.png") == 1)
     }
 
     @Test func readmeMagpieCoreThumbnailSnippetMakesA256PixelJPEG() throws {
