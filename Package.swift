@@ -149,6 +149,8 @@ let package = Package(
             dependencies: [
                 "Magpie",
                 "MagpieCore",
+                // The CLI's own value parsers (ByteCount) are unit-tested; the commands run as a subprocess.
+                "magpie",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 "MagpieOrigin",
