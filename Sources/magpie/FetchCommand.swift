@@ -128,17 +128,23 @@ private struct Output: Sendable {
             let ms = Units.ms(ContinuousClock.now - started)
             if let outDirectory { try await write(result, url: url, to: outDirectory) }
             let bytes = result.downloadMetrics?.bytesReceived ?? 0
+            // A file or data: URL is read, not downloaded: "from the network, 0 bytes downloaded" would be wrong twice.
+            let origin: String
+            switch (result.cacheType, url.scheme?.lowercased()) {
+            case (.none, "file"): origin = "from file"
+            case (.none, "data"): origin = "from the data: URL"
+            case (.none, _): origin = "from the network\(result.revalidated ? " (revalidated: 304)" : ""), \(bytes) bytes downloaded"
+            default: origin = "from the \(result.cacheType) cache\(result.revalidated ? " (revalidated: 304)" : "")"
+            }
             report([
                 "url": text, "cacheType": "\(result.cacheType)", "revalidated": result.revalidated, "bytes": bytes,
                 "ms": (ms * 10).rounded() / 10, "width": result.image.width, "height": result.image.height,
                 "frames": result.image.frames.count,
             ], line: "\(text): \(result.image.width)x\(result.image.height), \(result.image.frames.count) frame(s), "
-                + "from \(result.cacheType == .none ? "the network" : "the \(result.cacheType) cache")"
-                + "\(result.revalidated ? " (revalidated: 304)" : ""), "
-                + "\(bytes) bytes downloaded, \(String(format: "%.1f", ms)) ms")
+                + "\(origin), \(String(format: "%.1f", ms)) ms")
             return true
         } catch {
-            report(["url": text, "error": "\(error)"], line: "\(text): \(error)")
+            report(["url": text, "error": "\(error)"], line: failureLine(for: text, error: error))
             return false
         }
     }

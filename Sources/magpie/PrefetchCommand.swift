@@ -11,8 +11,8 @@ struct PrefetchCommand: AsyncParsableCommand {
         commandName: "prefetch", abstract: "Download many images into a cache, N at a time, with progress.",
         discussion: """
             URLs already cached are skipped without a download (unless --force-refresh); repeated URLs are \
-            prefetched once. Progress goes to stderr: a bar redrawn in place on a terminal, else a plain \
-            line at most once a second. The summary goes to stdout.
+            prefetched once, and the summary says how many were dropped. Progress goes to stderr: a bar \
+            redrawn in place on a terminal, else a plain line at most once a second. The summary goes to stdout.
 
             Ctrl-C stops the prefetch: running downloads are cancelled and count as failed with everything \
             not started, the summary is still printed, and the exit status is 130. A second Ctrl-C exits at once. \
@@ -63,7 +63,7 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Flag(help: """
         One JSON object per line on stdout. Per URL, as it finishes: url, status (completed, skipped or failed), \
         ms (since the start), then width and height (completed), cacheType (skipped: memory or disk) or error \
-        (failed). Last, the summary: completed, skipped, failed, ms (total), all numbers.
+        (failed). Last, the summary: completed, skipped, failed, duplicates (repeated URLs dropped), ms (total), all numbers.
         """)
     var json = false
 
@@ -82,10 +82,14 @@ struct PrefetchCommand: AsyncParsableCommand {
         var sources: [Source] = []
         var names: [String: String] = [:]
         var invalid: [(String, MagpieError)] = []
+        var duplicates = 0
         for text in texts {
             do {
                 let source = try FetchCommand.url(from: text).convertToSource()
-                guard names[source.cacheKey] == nil else { continue }
+                guard names[source.cacheKey] == nil else {
+                    duplicates += 1
+                    continue
+                }
                 names[source.cacheKey] = text
                 sources.append(source)
             } catch {
@@ -114,6 +118,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         let outcomes = prefetcher.outcomes
         let bar = ProgressBar(total: sources.count + invalid.count, title: "prefetch", style: global.style(for: .standardError))
         var report = PrefetchReport(json: json, bar: bar, started: .now)
+        report.duplicates = duplicates
         for (text, error) in invalid { report.recordFailure(url: text, error: error) }
 
         let interrupts = InterruptWatch(onFirst: { prefetcher.stop() }, onSecond: { bar.finish() })

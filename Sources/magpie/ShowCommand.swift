@@ -122,7 +122,11 @@ struct ShowCommand: AsyncParsableCommand {
 
     /// Reports a failure as one line (or one JSON object) and returns the exit code to throw.
     private func fail(with message: String) -> ExitCode {
-        if json { print(jsonLine(["source": url, "error": message])) } else { printError("show: \(url): \(message)") }
+        if json {
+            print(jsonLine(["source": url, "error": message]))
+        } else {
+            printError("show: " + failureLine(for: url, message: message))
+        }
         return ExitCode(1)
     }
 }
