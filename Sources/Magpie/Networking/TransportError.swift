@@ -33,7 +33,7 @@ enum TransportError {
             }
         }
         if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {
-            return .requestFailed(reason: .tlsFailed(url, message: String(describing: error)))
+            return .requestFailed(reason: .tlsFailed(url, message: tlsCause(of: error)))
         }
         if case ChannelError.connectTimeout = error {
             return .requestFailed(reason: .timedOut(url, timeout: timeout))
@@ -73,6 +73,17 @@ enum TransportError {
         default:
             return String(describing: error)
         }
+    }
+
+    /// A short cause for a failed TLS handshake when it is a common one (an untrusted certificate, one for another
+    /// host), else NIOSSL's own text.
+    static func tlsCause(of error: any Error) -> String {
+        if let error = error as? NIOSSLExtraError, error == .failedToValidateHostname {
+            return "the certificate is not for this host"
+        }
+        let text = String(describing: error)
+        if text.contains("CERTIFICATE_VERIFY_FAILED") { return "certificate not trusted" }
+        return text
     }
 
     /// The cause an errno from a socket call stands for.

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOSSL
 import Testing
 
 @testable import Magpie
@@ -32,6 +33,11 @@ struct ErrorDescriptionTests {
         for (error, cause) in causes {
             #expect(mapped(error) == "request failed: \(cause) for \(url.absoluteString)", "\(error)")
         }
+    }
+
+    @Test func aCertificateForAnotherHostIsSaidInWords() {
+        #expect(mapped(NIOSSLExtraError.failedToValidateHostname)
+            == "request failed: TLS failed for http://127.0.0.1:1/x.jpg: the certificate is not for this host")
     }
 
     @Test func notAnImageSaysWhatTheContentTypeAndTheBytesAre() {
