@@ -61,7 +61,7 @@ struct CacheCommand: ParsableCommand {
 
         @Option(name: .customLong("size-limit"), parsing: .unconditional, help: ArgumentHelp(
             "Evicts the least recently used entries down to half of --size-limit when over it: e.g. 500MB, 2GiB, "
-                + "1048576 (bytes); 0 for none (the default).",
+                + "1048576 (bytes); 0 for none.",
             valueName: "size"))
         var sizeLimit = ByteCount(bytes: 0)
 
