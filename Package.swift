@@ -76,6 +76,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: sanitizerLocks
@@ -151,6 +152,8 @@ let package = Package(
             dependencies: [
                 "Magpie",
                 "MagpieCore",
+                // The CLI's own value parsers (ByteCount) are unit-tested; the commands run as a subprocess.
+                "magpie",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 "MagpieOrigin",

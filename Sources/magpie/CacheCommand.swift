@@ -12,18 +12,22 @@ struct CacheCommand: ParsableCommand {
     struct Location: ParsableArguments {
         @OptionGroup var global: GlobalOptions
 
+        @OptionGroup var cacheFolder: CacheFolderOptions
+
         @Option(help: "The cache's name (its folder below --cache-dir).")
         var name = "default"
-
-        @Option(name: .customLong("size-limit"), help: "Size limit in bytes for clean (0: none).")
-        var sizeLimit = 0
 
         @Flag(help: "Print one JSON object.")
         var json = false
 
-        func open() throws -> DiskStorage {
+        /// Opens the existing cache `name` (with `sizeLimit` bytes as its limit, 0 for none). A missing one is an
+        /// error, not an empty cache: opening would create it, and a mistyped name or folder would look empty.
+        func open(sizeLimit: Int = 0) throws -> DiskStorage {
             global.bootstrapLogging()
-            return try DiskStorage(config: .init(name: name, directory: global.cacheRoot, sizeLimit: sizeLimit))
+            guard cacheFolder.cacheExists(named: name) else {
+                throw CLIError("no cache named \(name) in \(cacheFolder.cacheRoot.path)")
+            }
+            return try DiskStorage(config: .init(name: name, directory: cacheFolder.cacheRoot, sizeLimit: sizeLimit))
         }
 
         func report(_ storage: DiskStorage, extra: [String: Any?] = [:]) throws {
@@ -47,10 +51,22 @@ struct CacheCommand: ParsableCommand {
     }
 
     struct Clean: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove expired entries, then enforce --size-limit.")
+        static let configuration = CommandConfiguration(
+            abstract: "Remove expired entries, then enforce --size-limit.",
+            discussion: """
+                Over --size-limit, clean evicts the least recently used entries down to half of --size-limit \
+                (as the cache does when a write takes it over its limit), so the next writes have room.
+                """)
         @OptionGroup var location: Location
+
+        @Option(name: .customLong("size-limit"), parsing: .unconditional, help: ArgumentHelp(
+            "Evicts the least recently used entries down to half of --size-limit when over it: e.g. 500MB, 2GiB, "
+                + "1048576 (bytes); 0 for none.",
+            valueName: "size"))
+        var sizeLimit = ByteCount(bytes: 0)
+
         func run() throws {
-            try runReporting(location) { storage in
+            try runReporting(location, sizeLimit: sizeLimit.bytes) { storage in
                 let expired = try storage.removeExpired()
                 let evicted = try storage.enforceSizeLimit()
                 try location.report(storage, extra: ["removedExpired": expired.count, "evicted": evicted.count])
@@ -71,9 +87,9 @@ struct CacheCommand: ParsableCommand {
 }
 
 /// Opens the cache and runs `body`, turning failures into one line and exit status 1.
-private func runReporting(_ location: CacheCommand.Location, _ body: (DiskStorage) throws -> Void) throws {
+private func runReporting(_ location: CacheCommand.Location, sizeLimit: Int = 0, _ body: (DiskStorage) throws -> Void) throws {
     do {
-        try body(try location.open())
+        try body(try location.open(sizeLimit: sizeLimit))
     } catch {
         if location.json { print(jsonLine(["error": "\(error)"])) } else { printError("cache: \(error)") }
         throw ExitCode(1)

@@ -12,14 +12,14 @@ extension CacheCommand {
                 line per damaged entry or orphan file. Opening the cache first settles writes cut short by \
                 processes that are gone, so what is left is what a reader would meet.
 
-                Exit status: 0 nothing damaged, 1 some entry damaged (also with --repair, which removes it) or \
-                the cache could not be opened.
+                --json prints one JSON object: path, checked, intact, damaged, orphans, temporaryFiles, repaired, \
+                damagedEntries (key, file, reason) and orphanFiles.
+
+                Exit status: 0 nothing damaged, 1 some entry damaged (also with --repair, which removes it), no \
+                such cache, or the cache could not be opened.
                 """)
 
-        @OptionGroup var global: GlobalOptions
-
-        @Option(help: "The cache's name (its folder below --cache-dir).")
-        var name = "default"
+        @OptionGroup var location: Location
 
         @Flag(help: "Remove damaged entries and orphan files.")
         var repair = false
@@ -27,18 +27,15 @@ extension CacheCommand {
         @Flag(help: "Also decode each intact entry; one that does not decode counts as damaged.")
         var decode = false
 
-        @Flag(help: """
-            Print one JSON object: path, checked, intact, damaged, orphans, temporaryFiles, repaired, \
-            damagedEntries (key, file, reason) and orphanFiles.
-            """)
-        var json = false
+        /// With `--json`: one object with path, checked, intact, damaged, orphans, temporaryFiles, repaired,
+        /// damagedEntries (key, file, reason) and orphanFiles.
+        private var json: Bool { location.json }
 
         func run() throws {
-            global.bootstrapLogging()
             let report: DiskStorage.VerificationReport
             let path: String
             do {
-                let storage = try DiskStorage(config: .init(name: name, directory: global.cacheRoot))
+                let storage = try location.open()
                 path = storage.directoryURL.path
                 let check: ((DiskStorage.EntryMetadata, Data) throws -> Void)? =
                     decode ? { _, data in _ = try ImageCoderRegistry.shared.decode(data) } : nil

@@ -32,6 +32,11 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "Process the image with this chain (see below), e.g. resize:256x256:fill|crop:256x256|blur:2; after --max-size.")
     var processor: String?
 
+    @Option(name: .customLong("max-pixels"), help: ArgumentHelp(
+        "Decode limit: most pixels (width × height) of a frame; a larger input is refused before it is decoded.",
+        valueName: "n"))
+    var maxPixels = ImageDecodingLimits.default.maxPixelsPerFrame
+
     @OptionGroup var global: GlobalOptions
 
     @Flag(help: "Print the result as one JSON object.")
@@ -39,6 +44,7 @@ struct ConvertCommand: ParsableCommand {
 
     func validate() throws {
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be between 1 and 100") }
+        guard maxPixels > 0 else { throw ValidationError("--max-pixels must be more than 0") }
         if let maxSize, PixelSize(parsing: maxSize) == nil {
             throw ValidationError("--max-size must look like 256x256")
         }
@@ -67,7 +73,9 @@ struct ConvertCommand: ParsableCommand {
             var chain: any ImageProcessor = DefaultImageProcessor.default
             if let box { chain = DownsamplingImageProcessor(size: box) }
             if let processor = try processorOption(processor) { chain = chain.append(another: processor) }
-            guard let image = try chain.process(item: .data(data), context: .default) else {
+            let limits = ImageDecodingLimits(maxPixelsPerFrame: maxPixels)
+            let context = ImageProcessingContext(decodingOptions: ImageDecodingOptions(limits: limits))
+            guard let image = try chain.process(item: .data(data), context: context) else {
                 throw MagpieError.processingFailed(reason: .processorFailed(identifier: chain.identifier))
             }
             let options = ImageEncodingOptions(quality: quality, progressive: progressive, lossless: lossless)

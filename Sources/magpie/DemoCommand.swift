@@ -19,6 +19,8 @@ struct DemoCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
+    @OptionGroup var cacheFolder: CacheFolderOptions
+
     @Option(name: .customLong("out"), help: "Folder for the thumbnails and, without --cache-dir, the cache (emptied first).")
     var outDirectory = "magpie-demo"
 
@@ -44,7 +46,7 @@ struct DemoCommand: AsyncParsableCommand {
         global.bootstrapLogging()
         let started = ContinuousClock.now
         let out = URL(fileURLWithPath: outDirectory)
-        let cacheRoot = global.cacheDirectory.map { URL(fileURLWithPath: $0) } ?? out.appendingPathComponent("cache")
+        let cacheRoot = cacheFolder.cacheDirectory.map { URL(fileURLWithPath: $0) } ?? out.appendingPathComponent("cache")
         let style = global.style(for: .standardOutput)
         let quiet = json
         // Unbuffered, so step lines (stdout) and progress lines (stderr) stay in order when piped together.

@@ -14,8 +14,15 @@ struct FetchCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
+    @OptionGroup var cacheFolder: CacheFolderOptions
+
     @Option(help: "The cache's name (its folder below --cache-dir).")
     var name = "default"
+
+    @Option(name: .customLong("size-limit"), parsing: .unconditional, help: ArgumentHelp(
+        "The disk cache's size limit for this run, e.g. 500MB, 2GiB, 1048576 (bytes); 0 for none (the default).",
+        valueName: "size"))
+    var sizeLimit: ByteCount?
 
     @Option(name: .customLong("out"), help: "Write each image's bytes into this folder.")
     var outDirectory: String?
@@ -38,8 +45,7 @@ struct FetchCommand: AsyncParsableCommand {
     @Flag(name: .customLong("cache-original"), help: "With a processor, also keep the downloaded bytes in the cache.")
     var cacheOriginal = false
 
-    @Option(help: "Download timeout in seconds, body included.")
-    var timeout: Double = 15
+    @OptionGroup var timing: TimeoutOption
 
     @OptionGroup var retrying: RetryOptions
 
@@ -47,7 +53,6 @@ struct FetchCommand: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
         guard !(forceRefresh && onlyFromCache) else { throw ValidationError("--force-refresh and --only-from-cache exclude each other") }
         guard !(revalidate && onlyFromCache) else { throw ValidationError("--revalidate and --only-from-cache exclude each other") }
         if let downsample, PixelSize(parsing: downsample) == nil { throw ValidationError("--downsample must look like 256x256") }
@@ -56,12 +61,12 @@ struct FetchCommand: AsyncParsableCommand {
 
     func run() async throws {
         global.bootstrapLogging()
-        let cache = global.openCache(named: name)
+        let cache = cacheFolder.openCache(named: name, sizeLimit: sizeLimit)
         if let error = cache.diskError {
             report(["error": "\(error)"], line: "fetch: \(error)")
             throw ExitCode(1)
         }
-        let downloader = global.makeDownloader(timeout: timeout, retry: retrying.strategy)
+        let downloader = global.makeDownloader(timeout: timing.timeout, retry: retrying.strategy)
         let manager = ImageManager(downloader: downloader, cache: cache)
         // The process exits right after: disk writes must be finished before a result is reported.
         var options: [MagpieOption] = [.waitForCache]
@@ -123,17 +128,23 @@ private struct Output: Sendable {
             let ms = Units.ms(ContinuousClock.now - started)
             if let outDirectory { try await write(result, url: url, to: outDirectory) }
             let bytes = result.downloadMetrics?.bytesReceived ?? 0
+            // A file or data: URL is read, not downloaded: "from the network, 0 bytes downloaded" would be wrong twice.
+            let origin: String
+            switch (result.cacheType, url.scheme?.lowercased()) {
+            case (.none, "file"): origin = "from file"
+            case (.none, "data"): origin = "from the data: URL"
+            case (.none, _): origin = "from the network\(result.revalidated ? " (revalidated: 304)" : ""), \(bytes) bytes downloaded"
+            default: origin = "from the \(result.cacheType) cache\(result.revalidated ? " (revalidated: 304)" : "")"
+            }
             report([
                 "url": text, "cacheType": "\(result.cacheType)", "revalidated": result.revalidated, "bytes": bytes,
                 "ms": (ms * 10).rounded() / 10, "width": result.image.width, "height": result.image.height,
                 "frames": result.image.frames.count,
             ], line: "\(text): \(result.image.width)x\(result.image.height), \(result.image.frames.count) frame(s), "
-                + "from \(result.cacheType == .none ? "the network" : "the \(result.cacheType) cache")"
-                + "\(result.revalidated ? " (revalidated: 304)" : ""), "
-                + "\(bytes) bytes downloaded, \(String(format: "%.1f", ms)) ms")
+                + "\(origin), \(String(format: "%.1f", ms)) ms")
             return true
         } catch {
-            report(["url": text, "error": "\(error)"], line: "\(text): \(error)")
+            report(["url": text, "error": "\(error)"], line: failureLine(for: text, error: error))
             return false
         }
     }

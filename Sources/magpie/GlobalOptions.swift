@@ -3,28 +3,14 @@ import Foundation
 import Logging
 import Magpie
 
-/// Options every subcommand accepts: where the cache lives, how much to log, whether to colour.
+/// Options every subcommand accepts: how much to log, whether to colour. Where the caches live is
+/// ``CacheFolderOptions``, on the commands that use a cache only.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .customLong("cache-dir"), help: "Parent folder of the caches (default $XDG_CACHE_HOME/magpie, else ~/.cache/magpie).")
-    var cacheDirectory: String?
-
     @Flag(name: .shortAndLong, help: "Log the library's work to stderr: -v info, -vv debug, -vvv trace.")
     var verbose: Int
 
     @Flag(name: .customLong("no-color"), help: "Plain text: no ANSI colours (also when NO_COLOR is set or output is not a terminal).")
     var noColor = false
-
-    /// The folder that holds the named caches.
-    var cacheRoot: URL {
-        cacheDirectory.map { URL(fileURLWithPath: $0) } ?? DiskStorage.Config.defaultDirectory
-    }
-
-    /// The cache `name` below `cacheRoot` (memory-only, with `diskError` set, when the folder cannot be used), holding
-    /// at most `memoryLimit` bytes of decoded images in memory (the library's default, a quarter of RAM, when nil).
-    func openCache(named name: String, memoryLimit: Int? = nil) -> ImageCache {
-        let memory = memoryLimit.map { MemoryStorage.Config(totalCostLimit: $0) } ?? MemoryStorage.Config()
-        return ImageCache(name: name, memoryConfig: memory, diskConfig: DiskStorage.Config(name: name, directory: cacheRoot))
-    }
 
     /// The CLI's downloader: `timeout` seconds per download, body included; `concurrency` parallel
     /// downloads overall and per host when given (the library's defaults otherwise); transient

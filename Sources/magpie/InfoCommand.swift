@@ -2,7 +2,8 @@ import ArgumentParser
 import Foundation
 import Magpie
 
-/// `magpie info FILE...`: format, size, frames and loop count of each file.
+/// `magpie info FILE...`: format, size, frames and loop count of each file (from the header alone for an
+/// image over the decode limit).
 struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info", abstract: "Show format, size, frames and loop count of image files.")
@@ -12,15 +13,34 @@ struct InfoCommand: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Flag(help: "One JSON object per line: path, format, width, height, frames, loopCount, bytes (or path, error).")
+    @Option(name: .customLong("max-pixels"), help: ArgumentHelp(
+        "Decode limit: most pixels (width × height) of a frame. A larger image is described from its header only, "
+            + "and counts as a failure.", valueName: "n"))
+    var maxPixels = ImageDecodingLimits.default.maxPixelsPerFrame
+
+    @Flag(help: """
+        One JSON object per line: path, format, width, height, frames, loopCount, bytes (or path, error; \
+        for an image over --max-pixels: path, format, width, height, frames when known, bytes, error).
+        """)
     var json = false
+
+    func validate() throws {
+        guard maxPixels > 0 else { throw ValidationError("--max-pixels must be more than 0") }
+    }
 
     func run() throws {
         var failures = 0
         for path in files {
             do {
                 let data = try readFile(path)
-                let image = try ImageCoderRegistry.shared.decode(data)
+                // The header first: an image over the limit is still described, and never decoded.
+                if let header = try? ImageCoderRegistry.shared.header(of: data), header.pixelCount > maxPixels {
+                    failures += 1
+                    reportOverLimit(header, path: path, bytes: data.count)
+                    continue
+                }
+                let options = ImageDecodingOptions(limits: ImageDecodingLimits(maxPixelsPerFrame: maxPixels))
+                let image = try ImageCoderRegistry.shared.decode(data, options: options)
                 let record: [String: Any?] = [
                     "path": path, "format": image.format.rawValue, "width": image.width, "height": image.height,
                     "frames": image.frames.count, "loopCount": image.loopCount, "bytes": data.count,
@@ -41,6 +61,23 @@ struct InfoCommand: ParsableCommand {
             }
         }
         if failures > 0 { throw ExitCode(1) }
+    }
+
+    /// One line (or JSON object) with what the header of an image over `--max-pixels` says, and that it was
+    /// not decoded.
+    private func reportOverLimit(_ header: ImageHeader, path: String, bytes: Int) {
+        let error = "exceeds the decode limit: \(header.pixelCount) pixels, more than --max-pixels \(maxPixels); not decoded"
+        if json {
+            var record: [String: Any?] = [
+                "path": path, "format": header.format.rawValue, "width": header.width, "height": header.height,
+                "bytes": bytes, "error": error,
+            ]
+            if let frames = header.frameCount { record["frames"] = frames }
+            print(jsonLine(record))
+        } else {
+            let frames = header.frameCount.map { ", \($0) frame(s)" } ?? ""
+            printError("\(path): \(header.format) \(header.width)x\(header.height)\(frames), \(bytes) bytes: \(error)")
+        }
     }
 }
 

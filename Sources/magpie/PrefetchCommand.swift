@@ -11,8 +11,8 @@ struct PrefetchCommand: AsyncParsableCommand {
         commandName: "prefetch", abstract: "Download many images into a cache, N at a time, with progress.",
         discussion: """
             URLs already cached are skipped without a download (unless --force-refresh); repeated URLs are \
-            prefetched once. Progress goes to stderr: a bar redrawn in place on a terminal, else a plain \
-            line at most once a second. The summary goes to stdout.
+            prefetched once, and the summary says how many were dropped. Progress goes to stderr: a bar \
+            redrawn in place on a terminal, else a plain line at most once a second. The summary goes to stdout.
 
             Ctrl-C stops the prefetch: running downloads are cancelled and count as failed with everything \
             not started, the summary is still printed, and the exit status is 130. A second Ctrl-C exits at once. \
@@ -34,8 +34,15 @@ struct PrefetchCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
+    @OptionGroup var cacheFolder: CacheFolderOptions
+
     @Option(help: "The cache's name (its folder below --cache-dir).")
     var name = "default"
+
+    @Option(name: .customLong("size-limit"), parsing: .unconditional, help: ArgumentHelp(
+        "The disk cache's size limit for this run, e.g. 500MB, 2GiB, 1048576 (bytes); 0 for none (the default).",
+        valueName: "size"))
+    var sizeLimit: ByteCount?
 
     @Option(help: "How many images are retrieved at once (1...256).")
     var concurrency = 8
@@ -49,15 +56,14 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Flag(name: .customLong("force-refresh"), help: "Download even what is cached.")
     var forceRefresh = false
 
-    @Option(help: "Download timeout in seconds, body included.")
-    var timeout: Double = 15
+    @OptionGroup var timing: TimeoutOption
 
     @OptionGroup var retrying: RetryOptions
 
     @Flag(help: """
         One JSON object per line on stdout. Per URL, as it finishes: url, status (completed, skipped or failed), \
         ms (since the start), then width and height (completed), cacheType (skipped: memory or disk) or error \
-        (failed). Last, the summary: completed, skipped, failed, ms (total), all numbers.
+        (failed). Last, the summary: completed, skipped, failed, duplicates (repeated URLs dropped), ms (total), all numbers.
         """)
     var json = false
 
@@ -66,7 +72,6 @@ struct PrefetchCommand: AsyncParsableCommand {
             throw ValidationError(urls.isEmpty ? "give URLs or --list FILE" : "give URLs or --list FILE, not both")
         }
         guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 256") }
-        guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
         if let downsample, PixelSize(parsing: downsample) == nil { throw ValidationError("--downsample must look like 256x256") }
         _ = try processorOption(processor)
     }
@@ -77,10 +82,14 @@ struct PrefetchCommand: AsyncParsableCommand {
         var sources: [Source] = []
         var names: [String: String] = [:]
         var invalid: [(String, MagpieError)] = []
+        var duplicates = 0
         for text in texts {
             do {
                 let source = try FetchCommand.url(from: text).convertToSource()
-                guard names[source.cacheKey] == nil else { continue }
+                guard names[source.cacheKey] == nil else {
+                    duplicates += 1
+                    continue
+                }
                 names[source.cacheKey] = text
                 sources.append(source)
             } catch {
@@ -91,13 +100,13 @@ struct PrefetchCommand: AsyncParsableCommand {
         // A prefetch never reads an image back from memory (the list is deduplicated first), so the memory cache only
         // needs to serve the run's own coalescing: with the default (a quarter of RAM) the soak's peak RSS grew by
         // ~600 KB per URL of the list.
-        let cache = global.openCache(named: name, memoryLimit: 16 << 20)
+        let cache = cacheFolder.openCache(named: name, memoryLimit: 16 << 20, sizeLimit: sizeLimit)
         if let error = cache.diskError {
             printError("prefetch: \(error)")
             throw ExitCode(1)
         }
         // --concurrency is the number of parallel downloads, also to a single host.
-        let downloader = global.makeDownloader(timeout: timeout, concurrency: concurrency, retry: retrying.strategy)
+        let downloader = global.makeDownloader(timeout: timing.timeout, concurrency: concurrency, retry: retrying.strategy)
         let manager = ImageManager(downloader: downloader, cache: cache)
         var options: [MagpieOption] = []
         if let processor = try processorOption(processor) { options.append(.processor(processor)) }
@@ -109,6 +118,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         let outcomes = prefetcher.outcomes
         let bar = ProgressBar(total: sources.count + invalid.count, title: "prefetch", style: global.style(for: .standardError))
         var report = PrefetchReport(json: json, bar: bar, started: .now)
+        report.duplicates = duplicates
         for (text, error) in invalid { report.recordFailure(url: text, error: error) }
 
         let interrupts = InterruptWatch(onFirst: { prefetcher.stop() }, onSecond: { bar.finish() })

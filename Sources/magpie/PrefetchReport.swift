@@ -13,8 +13,11 @@ struct PrefetchReport {
     private(set) var completed = 0
     private(set) var skipped = 0
     private(set) var failed = 0
+    /// Repeated URLs left out of the run (each is prefetched once).
+    var duplicates = 0
     private var cancelled = 0
-    private var errors: [(url: String, error: String)] = []
+    /// The listed failures' lines, each naming its URL once.
+    private var errors: [(url: String, line: String)] = []
     private var unlistedErrors = 0
 
     init(json: Bool, bar: ProgressBar, started: ContinuousClock.Instant) {
@@ -46,7 +49,7 @@ struct PrefetchReport {
         if error.isCancellation {
             cancelled += 1
         } else if errors.count < Self.listedErrors {
-            errors.append((url, "\(error)"))
+            errors.append((url, failureLine(for: url, error: error)))
         } else {
             unlistedErrors += 1
         }
@@ -54,20 +57,21 @@ struct PrefetchReport {
     }
 
     /// Ends the bar and prints the summary: a JSON object with exactly `completed`, `skipped`,
-    /// `failed` and `ms`, or a line followed by the first errors.
+    /// `failed`, `duplicates` and `ms`, or a line followed by the first errors.
     func finish(interrupted: Bool) {
         bar.finish()
         let ms = milliseconds()
         if json {
-            emit(["completed": completed, "skipped": skipped, "failed": failed, "ms": ms])
+            emit(["completed": completed, "skipped": skipped, "failed": failed, "duplicates": duplicates, "ms": ms])
             return
         }
         let seconds = ms / 1000
         let rate = seconds > 0 ? Double(completed + skipped + failed) / seconds : 0
-        var line = "prefetch: \(completed) completed, \(skipped) skipped, \(failed) failed in "
+        var line = "prefetch: \(completed) completed, \(skipped) skipped, \(failed) failed"
+            + (duplicates > 0 ? ", \(duplicates) duplicate URL(s) dropped" : "") + " in "
             + String(format: "%.1f s (%.1f/s)", seconds, rate)
         if interrupted { line += ", interrupted" + (cancelled > 0 ? ": \(cancelled) cancelled" : "") }
-        var lines = [line] + errors.map { "  \($0.url): \($0.error)" }
+        var lines = [line] + errors.map { "  " + $0.line }
         if unlistedErrors > 0 { lines.append("  … and \(unlistedErrors) more error(s)") }
         for line in lines { bar.write(line: line, to: .standardOutput) }
     }

@@ -35,6 +35,8 @@ struct ShowCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
+    @OptionGroup var cacheFolder: CacheFolderOptions
+
     @Option(help: "The cache's name (its folder below --cache-dir).")
     var name = "default"
 
@@ -47,8 +49,7 @@ struct ShowCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Animation cycles to play (0: the first frame only).")
     var loop = 1
 
-    @Option(help: "Download timeout in seconds, body included.")
-    var timeout: Double = 15
+    @OptionGroup var timing: TimeoutOption
 
     @Flag(help: "Print one JSON object describing the image instead of drawing it.")
     var json = false
@@ -56,7 +57,6 @@ struct ShowCommand: AsyncParsableCommand {
     func validate() throws {
         if let width, !(1...10_000).contains(width) { throw ValidationError("--width must be between 1 and 10000 columns") }
         guard loop >= 0 else { throw ValidationError("--loop must be 0 or more") }
-        guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
         _ = try processorOption(processor)
     }
 
@@ -68,9 +68,9 @@ struct ShowCommand: AsyncParsableCommand {
         } catch {
             throw fail(with: "\(error)")
         }
-        let cache = global.openCache(named: name)
+        let cache = cacheFolder.openCache(named: name)
         if let error = cache.diskError { throw fail(with: "\(error)") }
-        let downloader = global.makeDownloader(timeout: timeout)
+        let downloader = global.makeDownloader(timeout: timing.timeout)
 
         let color = global.usesColor(on: .standardOutput)
         let view = TerminalImageView(settings: .init(
@@ -123,7 +123,11 @@ struct ShowCommand: AsyncParsableCommand {
 
     /// Reports a failure as one line (or one JSON object) and returns the exit code to throw.
     private func fail(with message: String) -> ExitCode {
-        if json { print(jsonLine(["source": url, "error": message])) } else { printError("show: \(url): \(message)") }
+        if json {
+            print(jsonLine(["source": url, "error": message]))
+        } else {
+            printError("show: " + failureLine(for: url, message: message))
+        }
         return ExitCode(1)
     }
 }

@@ -118,15 +118,28 @@ extension MagpieError.RequestFailureReason: CustomStringConvertible {
         case .cancelledByModifier(let url): "the request modifier cancelled \(url.absoluteString)"
         case .cancelled(let url): "cancelled: \(url.absoluteString)"
         case .timedOut(let url, let timeout): "timed out after \(timeout): \(url.absoluteString)"
-        case .connectionFailed(let url, let message): "connection failed for \(url.absoluteString): \(message)"
+        case .connectionFailed(let url, let message): "\(message) for \(url.absoluteString)"
         case .tlsFailed(let url, let message): "TLS failed for \(url.absoluteString): \(message)"
         case .tooManyRedirects(let url, let chain): "too many redirects (\(chain.count - 1)) from \(url.absoluteString)"
         case .redirectLoop(let url, let chain):
-            "redirect loop from \(url.absoluteString): " + chain.map(\.absoluteString).joined(separator: " -> ")
+            // The chain starts at the URL and may end there again: name it once.
+            "redirect loop from \(url.absoluteString): "
+                + chain.dropFirst().map { $0 == url ? "back to it" : $0.absoluteString }.joined(separator: " -> ")
         case .redirectRefused(let url, let location): "redirect from \(url.absoluteString) to \(location.absoluteString) refused"
-        case .dataProviderFailed(let key, let message): "data provider \(key) failed: \(message)"
+        case .dataProviderFailed(let key, let message):
+            Self.names(message, key) ? message : "data provider \(key) failed: \(message)"
         case .recentlyFailed(_, let previous): "failed recently, not retried: \(previous)"
         }
+    }
+}
+
+extension MagpieError.RequestFailureReason {
+    /// Whether `message` already names `key` (a data provider's cache key) or, for a `file:` key, its path:
+    /// a local file's messages name the path, which the description should not repeat.
+    private static func names(_ message: String, _ key: String) -> Bool {
+        if message.contains(key) { return true }
+        guard let url = URL(string: key), url.isFileURL, !url.path.isEmpty else { return false }
+        return message.contains(url.path)
     }
 }
 
@@ -147,7 +160,8 @@ extension MagpieError.ResponseFailureReason: CustomStringConvertible {
         case .badStatus(let response): return "HTTP \(response.statusCode) from \(url)"
         case .notAnImage(let response, let sniffed):
             let type = response.contentType ?? "no content type"
-            return "not an image (\(type), bytes look like \(sniffed)) from \(url)"
+            let bytes = sniffed == .unknown ? "the bytes are not a known image format" : "the bytes look like \(sniffed)"
+            return "not an image (\(type); \(bytes)) from \(url)"
         case .tooLarge(_, let limit, let declared):
             return "response larger than \(limit) bytes" + (declared.map { " (Content-Length \($0))" } ?? "") + " from \(url)"
         case .truncated(_, let expected, let received): return "body truncated at \(received) of \(expected) bytes from \(url)"

@@ -96,6 +96,11 @@ struct FetchCommandTests {
         let plain = try await magpie(["fetch", "--cache-dir", folder.path, origin.url("/html")])
         #expect(plain.status == 1)
         #expect(plain.stderr.contains("not an image") && plain.stderr.contains("/html"))
+        // One line, the URL once: the error text names it, so the line does not add it again.
+        #expect(plain.stderr.split(separator: "\n").count == 1)
+        #expect(plain.stderr.components(separatedBy: origin.url("/html")).count == 2, "\(plain.stderr)")
+        #expect(plain.stderr.hasPrefix("bad response: not an image (text/html") && plain.stderr.contains("; the bytes are not a known image format) from "),
+                "\(plain.stderr)")
         await origin.stop()
     }
 
@@ -160,5 +165,40 @@ extension FetchCommandTests {
         #expect(run.status == 0)
         #expect(run.lines.first?["width"] as? Int == 30 && run.lines.first?["height"] as? Int == 23)
         #expect(try ImageCoderRegistry.shared.decode(Data(contentsOf: output)).width == 30)
+    }
+}
+
+extension FetchCommandTests {
+    @Test func aRefusedConnectionIsOneLineNamingTheCauseAndTheURLOnce() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Port 1 on loopback: nothing listens, the connect is refused.
+        let url = "http://127.0.0.1:1/x.jpg"
+        // Both at once: the HTTP client keeps trying a refused connect until its connect timeout (10 s).
+        async let text = magpie(["fetch", "--cache-dir", folder.path, url])
+        async let jsonRun = magpie(["fetch", "--json", "--cache-dir", folder.path, url])
+        let run = try await text
+        #expect(run.status == 1)
+        #expect(run.stderr == "request failed: connection refused for \(url)\n")
+        let json = try await jsonRun
+        #expect(json.lines.first?["error"] as? String == "request failed: connection refused for \(url)")
+        #expect(json.lines.first?["url"] as? String == url)
+    }
+
+    @Test func aLocalFileIsReportedAsFromFileNotAsADownload() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("pic.png")
+        try OriginFixture.png.write(to: file)
+        for (index, argument) in [file.path, file.absoluteString].enumerated() {
+            let run = try ProcessRun.built("magpie", ["fetch", "--cache-dir", folder.appendingPathComponent("cache\(index)").path, argument])
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stdout.hasPrefix("\(argument): 64x48, 1 frame(s), from file, "), "\(run.stdout)")
+            #expect(!run.stdout.contains("network") && !run.stdout.contains("downloaded"), "\(run.stdout)")
+        }
+        let missing = folder.appendingPathComponent("none.png").path
+        let absent = try ProcessRun.built("magpie", ["fetch", "--cache-dir", folder.appendingPathComponent("cache").path, missing])
+        #expect(absent.status == 1)
+        #expect(absent.stderr.components(separatedBy: missing).count == 2, "\(absent.stderr)")
     }
 }

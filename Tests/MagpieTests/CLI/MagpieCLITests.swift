@@ -174,7 +174,7 @@ struct MagpieCLITests {
         let cacheJSON = try magpie(["cache", "stats", "--json", "--cache-dir", blocker.path])
         #expect(cacheJSON.status == 1)
         let object = try JSONSerialization.jsonObject(with: Data(cacheJSON.stdout.utf8)) as? [String: Any]
-        #expect((object?["error"] as? String)?.contains("cannot create cache directory") == true)
+        #expect((object?["error"] as? String)?.contains("no cache named default in \(blocker.path)") == true)
     }
 
     @Test
@@ -188,10 +188,11 @@ struct MagpieCLITests {
         let quiet = try magpie(["fetch", "--cache-dir", cacheRoot, photo])
         #expect(quiet.status == 0)
         #expect(quiet.stderr.isEmpty)
-        let verbose = try magpie(["-vv", "--cache-dir", cacheRoot, "fetch", photo])
+        // --cache-dir belongs to the commands that use a cache: after the subcommand.
+        let verbose = try magpie(["-vv", "fetch", "--cache-dir", cacheRoot, photo])
         #expect(verbose.status == 0)
         #expect(verbose.stderr.contains("debug magpie.manager") && verbose.stderr.contains("retrieved"))
-        #expect(verbose.stdout.contains("from the disk cache"), "--cache-dir before the subcommand reached it")
+        #expect(verbose.stdout.contains("from the disk cache"), "--cache-dir after the subcommand reached it")
         let stats = try magpie(["--no-color", "cache", "stats", "--json", "--cache-dir", cacheRoot])
         let object = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any]
         #expect(object?["entries"] as? Int == 1)

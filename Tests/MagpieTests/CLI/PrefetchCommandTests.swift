@@ -79,7 +79,7 @@ struct PrefetchCommandTests {
             let width = item["width"] as? Int ?? 0, height = item["height"] as? Int ?? 0
             #expect(width > 0 && width <= 32 && height > 0 && height <= 32 && max(width, height) == 32)
         }
-        #expect(Set(summary.keys) == ["completed", "skipped", "failed", "ms"])
+        #expect(Set(summary.keys) == ["completed", "skipped", "failed", "duplicates", "ms"])
         #expect(summary["completed"] as? Int == count && summary["skipped"] as? Int == 0 && summary["failed"] as? Int == 0)
         #expect(summary["ms"] is NSNumber)
         #expect(paths.allSatisfy { origin.requestCount(path: $0) == 1 })
@@ -128,9 +128,13 @@ struct PrefetchCommandTests {
         #expect(human.status == 1)
         let lines = human.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first?.hasPrefix("prefetch: 0 completed, 1 skipped, 3 failed in ") == true)
-        #expect(lines.contains { $0.hasPrefix("  \(missing): ") && $0.contains("404") })
-        #expect(lines.contains { $0.hasPrefix("  \(corrupt): ") })
+        #expect(lines.contains { $0 == "  bad response: HTTP 404 from \(missing)" })
+        #expect(lines.contains { $0.contains(corrupt) && $0.contains("corrupt") })
         #expect(lines.count == 4)
+        // Each listed error names its URL once, whether the error's text has it or the line adds it.
+        for (line, url) in [missing, corrupt, truncated].compactMap({ url in lines.first { $0.contains(url) }.map { ($0, url) } }) {
+            #expect(line.components(separatedBy: url).count == 2, "\(line)")
+        }
         await origin.stop()
     }
 
@@ -260,7 +264,7 @@ extension PrefetchCommandTests {
 
         let (items, summary) = Self.objects(stdout.text)
         #expect(stdout.text.split(separator: "\n").last.map { $0.contains("\"url\"") } == false)
-        #expect(Set(summary.keys) == ["completed", "skipped", "failed", "ms"])
+        #expect(Set(summary.keys) == ["completed", "skipped", "failed", "duplicates", "ms"])
         let completed = summary["completed"] as? Int ?? -1, failed = summary["failed"] as? Int ?? -1
         #expect(completed + failed + (summary["skipped"] as? Int ?? -1) == urls.count)
         #expect(completed == quick.count && failed == slow.count)
@@ -329,6 +333,29 @@ extension PrefetchCommandTests {
         #expect(piped.stderr.contains("prefetch: 3/3 done"))
         #expect(!piped.stderr.contains("\r") && !piped.stderr.contains("\u{1B}"))
         #expect(piped.stdout.hasPrefix("prefetch: 3 completed, 0 skipped, 0 failed in "))
+        await origin.stop()
+    }
+}
+
+extension PrefetchCommandTests {
+    @Test func repeatedURLsAreDroppedAndCountedAsDuplicatesInTextAndJSON() async throws {
+        let origin = try await OriginFixture.start()
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pic = origin.url("/img/pic.png"), photo = origin.url("/img/photo.jpg")
+        let urls = [pic, photo, pic, pic, photo]
+
+        let json = try await magpie(["prefetch", "--json", "--cache-dir", folder.path] + urls)
+        #expect(json.status == 0)
+        let (items, summary) = Self.objects(json.stdout)
+        #expect(items.count == 2)
+        #expect(summary["duplicates"] as? Int == 3 && summary["completed"] as? Int == 2)
+
+        let text = try await magpie(["prefetch", "--force-refresh", "--cache-dir", folder.path] + urls)
+        #expect(text.status == 0)
+        #expect(text.stdout.hasPrefix("prefetch: 2 completed, 0 skipped, 0 failed, 3 duplicate URL(s) dropped in "), "\(text.stdout)")
+        let unique = try await magpie(["prefetch", "--cache-dir", folder.path, pic])
+        #expect(!unique.stdout.contains("duplicate"))
         await origin.stop()
     }
 }
