@@ -27,7 +27,9 @@ struct CacheCommand: ParsableCommand {
             guard cacheFolder.cacheExists(named: name) else {
                 throw CLIError("no cache named \(name) in \(cacheFolder.cacheRoot.path)")
             }
-            return try DiskStorage(config: .init(name: name, directory: cacheFolder.cacheRoot, sizeLimit: sizeLimit))
+            // No use-driven sweep: these commands report and change the cache only as asked.
+            return try DiskStorage(config: .init(
+                name: name, directory: cacheFolder.cacheRoot, sizeLimit: sizeLimit, sweepInterval: 0))
         }
 
         func report(_ storage: DiskStorage, extra: [String: Any?] = [:]) throws {

@@ -33,7 +33,7 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "How many identical requests the burst step sends at once (1-1000).")
     var burst = 20
 
-    @Flag(help: "Print one JSON object at the end instead of text: layers{memory,disk,network,revalidation: hits, misses, bytes, avgMs}, originRequests, dedupeHits, coalesced, failedFast, errors[{name, error}], thumbnails, ms.")
+    @Flag(help: "Print one JSON object at the end instead of text: answeredBy{memory,disk,network,joined,revalidated,failed: retrievals, bytes, avgMs} (each retrieval counted once), originRequests, dedupeHits, coalesced, failedFast, errors[{name, error}], thumbnails, ms.")
     var json = false
 
     func validate() throws {

@@ -27,19 +27,18 @@ final class DemoLedger: Sendable {
 
     var all: [DemoRecord] { records.withLock { $0 } }
 
-    /// One row of the per-layer table.
+    /// One row of the table: the retrievals one layer answered. Each retrieval is counted once, where it ended.
     struct Layer: Sendable {
         let name: String
-        var hits = 0
-        var misses = 0
+        var retrievals = 0
         var bytes = 0
         var totalMs = 0.0
         var timed = 0
 
         var averageMs: Double? { timed == 0 ? nil : totalMs / Double(timed) }
 
-        mutating func hit(bytes: Int, ms: Double?) {
-            hits += 1
+        mutating func add(bytes: Int, ms: Double?) {
+            retrievals += 1
             self.bytes += bytes
             if let ms {
                 totalMs += ms
@@ -48,40 +47,29 @@ final class DemoLedger: Sendable {
         }
     }
 
-    /// Memory and disk: lookups that found the image or went on (bytes are decoded pixels served).
-    /// Network: retrievals answered by a download (bytes come from the downloader, so a download
-    /// shared by several callers counts once) or failing there. Revalidation: 304s against changes.
-    func layers(downloadedBytes: Int) -> [Layer] {
+    /// Where each retrieval ended, counted once: memory, disk, its own download, another caller's retrieval it joined
+    /// (`joined`, from the managers' statistics: their results look like downloads), a 304, or a failure. Memory and
+    /// disk bytes are decoded pixels served; network bytes come from the downloader (a shared download counts once).
+    func layers(downloadedBytes: Int, joined: Int) -> [Layer] {
         var memory = Layer(name: "memory"), disk = Layer(name: "disk"), network = Layer(name: "network")
-        var revalidation = Layer(name: "revalidation (304)")
+        var shared = Layer(name: "joined a running retrieval"), revalidated = Layer(name: "revalidated (304)")
+        var failed = Layer(name: "failed")
         for record in all {
             switch record.outcome {
-            case .image(let cacheType, let revalidated, let bytes):
-                // A revalidated hit's time is the conditional request's: it belongs to that row only.
-                let lookupMs = revalidated ? nil : record.ms
-                switch cacheType {
-                case .memory: memory.hit(bytes: bytes, ms: lookupMs)
-                case .disk:
-                    memory.misses += 1
-                    disk.hit(bytes: bytes, ms: lookupMs)
-                case .none:
-                    memory.misses += 1
-                    disk.misses += 1
-                    network.hit(bytes: 0, ms: record.ms)
-                    // A revalidation that got a new body instead of a 304.
-                    if record.phase == .revalidate { revalidation.misses += 1 }
-                }
-                if revalidated { revalidation.hit(bytes: 0, ms: record.ms) }
-            case .skipped(let cacheType):
-                if cacheType == .memory { memory.hits += 1 } else { memory.misses += 1; disk.hits += 1 }
-            case .failed:
-                memory.misses += 1
-                disk.misses += 1
-                network.misses += 1
+            case .image(_, true, let bytes): revalidated.add(bytes: bytes, ms: record.ms)
+            case .image(.memory, false, let bytes): memory.add(bytes: bytes, ms: record.ms)
+            case .image(.disk, false, let bytes): disk.add(bytes: bytes, ms: record.ms)
+            case .image(.none, false, _): network.add(bytes: 0, ms: record.ms)
+            case .skipped(.memory): memory.retrievals += 1
+            case .skipped: disk.retrievals += 1
+            case .failed: failed.add(bytes: 0, ms: nil)
             }
         }
+        let joinedNetwork = min(joined, network.retrievals)
+        network.retrievals -= joinedNetwork
+        shared.retrievals = joinedNetwork
         network.bytes = downloadedBytes
-        return [memory, disk, network, revalidation]
+        return [memory, disk, network, shared, revalidated, failed]
     }
 
     /// The failures, first per name, in the order they happened.

@@ -17,7 +17,8 @@ struct DemoReport {
 
     init(run: DemoRun, managers: [ImageManager], thumbnails: [String]) {
         let downloads = run.downloader.statistics
-        layers = run.ledger.layers(downloadedBytes: downloads.bytesReceived)
+        let joined = managers.reduce(0) { $0 + $1.statistics.coalesced }
+        layers = run.ledger.layers(downloadedBytes: downloads.bytesReceived, joined: joined)
         originRequests = run.origin.totalRequests
         originBytes = run.origin.bodyBytesSent
         dedupeHits = downloads.dedupeHits
@@ -48,13 +49,16 @@ struct DemoReport {
     }
 
     func lines(style: TextStyle, ms: Double) -> [String] {
-        var table = TextTable("layer", "hits", "misses", "bytes", "avg time")
+        var table = TextTable("answered by", "retrievals", "bytes", "avg time")
         for layer in layers {
-            table.add(layer.name, "\(layer.hits)", "\(layer.misses)", layer.name == "revalidation (304)" ? "-" : Units.bytes(layer.bytes),
+            let hasBytes = ["memory", "disk", "network"].contains(layer.name)
+            table.add(layer.name, "\(layer.retrievals)", hasBytes ? Units.bytes(layer.bytes) : "-",
                       layer.averageMs.map(Units.milliseconds) ?? "-")
         }
+        table.add("total", "\(layers.reduce(0) { $0 + $1.retrievals })", "", "")
         var lines = [""] + table.render(style: style)
-        lines.append("memory/disk bytes: decoded pixels served; network bytes: response bodies received (a shared download counts once)")
+        lines.append("each retrieval counted once, where it ended; memory/disk bytes: decoded pixels served; "
+            + "network bytes: response bodies received (a shared download counts once)")
         lines.append("origin: \(originRequests) requests, \(Units.bytes(originBytes)) sent; downloader dedupe: \(dedupeHits) callers "
             + "joined a running download; coalesced: \(coalesced) callers joined a running retrieval; "
             + "\(processingRuns) processing runs; failed fast (known-bad URL, no request): \(failedFast)")
@@ -72,12 +76,12 @@ struct DemoReport {
         for layer in layers {
             let key = layer.name.split(separator: " ").first.map(String.init) ?? layer.name
             layerObjects[key] = [
-                "hits": layer.hits, "misses": layer.misses, "bytes": layer.bytes,
+                "retrievals": layer.retrievals, "bytes": layer.bytes,
                 "avgMs": layer.averageMs.map { ($0 * 1000).rounded() / 1000 } as Any? ?? NSNull(),
             ]
         }
         return [
-            "layers": layerObjects, "originRequests": originRequests, "dedupeHits": dedupeHits, "coalesced": coalesced,
+            "answeredBy": layerObjects, "originRequests": originRequests, "dedupeHits": dedupeHits, "coalesced": coalesced,
             "failedFast": failedFast, "processingRuns": processingRuns,
             "errors": failures.map { ["name": $0.name, "error": "\($0.error)"] },
             "thumbnails": thumbnails.count, "problems": problems, "ms": (ms * 10).rounded() / 10,

@@ -94,6 +94,8 @@ struct FetchCommand: AsyncParsableCommand {
             }
             return await group.reduce(0) { $0 + ($1 ? 0 : 1) }
         }
+        // The disk writes run in the background: without this, a fetch that exits at once loses them.
+        await manager.shutdown()
         try? await downloader.shutdown()
         if failures > 0 { throw ExitCode(1) }
     }

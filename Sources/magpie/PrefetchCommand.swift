@@ -128,6 +128,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         }
         let interrupted = interrupts.interrupted
         report.finish(interrupted: interrupted)
+        await manager.shutdown()
         try? await downloader.shutdown()
         // Still watching: a Ctrl-C during the shutdown is a second one and exits at once.
         withExtendedLifetime(interrupts) {}
