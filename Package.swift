@@ -147,6 +147,8 @@ let package = Package(
             dependencies: ["Magpie"],
             path: "Tests/CacheStressHelper"
         ),
+        // Child process that retrieves one image and exits at once (ServerDefaultsTests: no lost writes).
+        .executableTarget(name: "magpie-short-job", dependencies: ["Magpie"], path: "Tests/ShortJobHelper"),
         .testTarget(
             name: "MagpieTests",
             dependencies: [

@@ -1,4 +1,6 @@
+import Dispatch
 import Foundation
+import MagpieOrigin
 import Synchronization
 import Testing
 
@@ -105,6 +107,26 @@ struct ServerDefaultsTests {
         #expect(main.inner.keys == [Self.url.absoluteString])
         #expect(other.inner.keys == [Self.url.absoluteString])
         #expect(manager.cache.pendingWriteCount == 0 && otherCache.pendingWriteCount == 0)
+    }
+
+    @Test func aProcessThatExitsRightAfterARetrievalFindsItsEntryOnTheNextRun() async throws {
+        let origin = try await OriginFixture.start()
+        let folder = try TemporaryFolder()
+        let url = origin.url("/img/noise.png")
+        func run() async throws -> String {
+            let run = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ProcessRun, any Error>) in
+                DispatchQueue.global().async {
+                    continuation.resume(with: Result { try ProcessRun.built("magpie-short-job", [url, folder.url.path]) })
+                }
+            }
+            #expect(run.status == 0, "\(run.stderr)")
+            return run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(try await run() == "none")
+        for _ in 0..<3 { #expect(try await run() == "disk") }
+        #expect(origin.requestCount(path: "/img/noise.png") == 1)
+        await origin.stop()
+        folder.cleanUp()
     }
 
     @Test func flushWaitsForACompletionHandlerStore() async throws {
