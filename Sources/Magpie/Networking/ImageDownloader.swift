@@ -144,22 +144,24 @@ public final class ImageDownloader: Sendable {
         }
     }
 
-    /// Completion-handler variant of ``downloadImage(with:options:progress:)``. The handler is called
+    /// Completion-handler variant of ``downloadImage(with:options:progress:)`` in Kingfisher's shape. The handler is called
     /// exactly once (with ``MagpieError/RequestFailureReason/cancelled(_:)`` after ``DownloadTask/cancel()``),
     /// on a task of the global executor.
     ///
     /// - Parameters:
     ///   - url: An `http`, `https`, `file` or `data` URL.
     ///   - options: Download and decoding settings.
-    ///   - progress: Called with throttled progress reports.
+    ///   - progressBlock: Called with bytes received and expected (-1 when unknown), throttled; two parameters, as in
+    ///     Kingfisher, so a trailing closure is always the completion handler.
     ///   - completionHandler: Receives the image or the error.
     /// - Returns: A task to cancel the download with.
     @discardableResult
     public func downloadImage(
-        with url: URL, options: ImageDownloadOptions = .default, progress: DownloadProgressHandler? = nil,
+        with url: URL, options: ImageDownloadOptions = .default, progressBlock: DownloadProgressBlock? = nil,
         completionHandler: @escaping @Sendable (Result<ImageLoadingResult, MagpieError>) -> Void
     ) -> DownloadTask {
-        DownloadTask(url: url) {
+        let progress = DownloadProgress.handler(reportingTo: progressBlock)
+        return DownloadTask(url: url) {
             do {
                 completionHandler(.success(try await self.downloadImage(with: url, options: options, progress: progress)))
             } catch {

@@ -61,7 +61,10 @@ public enum MagpieOption: Sendable {
     case retryStrategy(any RetryStrategy)
     /// Sources tried in order when the main one fails (not when it is cancelled).
     case alternativeSources([Source])
-    /// Ignore the failed-URL list: download a URL even if it failed recently.
+    /// Ignore the failed-URL list: download a URL even if it failed recently. Without it, a URL that failed for good
+    /// (404, not an image, undecodable…) is refused at once only until its entry expires: 60 s by default
+    /// (``FailedURLList/init(capacity:expiration:notFoundExpiration:clock:)`` sets it, and a longer one for 404/410),
+    /// so a file that appears on the origin later is served without this option.
     case retryFailed
 
     // MARK: Decoding and processing

@@ -191,13 +191,13 @@ extension FetchCommandTests {
         let file = folder.appendingPathComponent("pic.png")
         try OriginFixture.png.write(to: file)
         for (index, argument) in [file.path, file.absoluteString].enumerated() {
-            let run = try ProcessRun.built("magpie", ["fetch", "--cache-dir", folder.appendingPathComponent("cache\(index)").path, argument])
+            let run = try await ProcessRun.builtOffThePool("magpie", ["fetch", "--cache-dir", folder.appendingPathComponent("cache\(index)").path, argument])
             #expect(run.status == 0, "\(run.stderr)")
             #expect(run.stdout.hasPrefix("\(argument): 64x48, 1 frame(s), from file, "), "\(run.stdout)")
             #expect(!run.stdout.contains("network") && !run.stdout.contains("downloaded"), "\(run.stdout)")
         }
         let missing = folder.appendingPathComponent("none.png").path
-        let absent = try ProcessRun.built("magpie", ["fetch", "--cache-dir", folder.appendingPathComponent("cache").path, missing])
+        let absent = try await ProcessRun.builtOffThePool("magpie", ["fetch", "--cache-dir", folder.appendingPathComponent("cache").path, missing])
         #expect(absent.status == 1)
         #expect(absent.stderr.components(separatedBy: missing).count == 2, "\(absent.stderr)")
     }

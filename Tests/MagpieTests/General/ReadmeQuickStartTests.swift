@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import MagpieOrigin
 import Testing
@@ -31,27 +32,35 @@ struct ReadmeQuickStartTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let executable = try BuiltProducts.executable("magpie-quickstart")
-        func run() throws -> (status: Int32, output: String) {
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = [origin.url("/img/pic.png")]
-            process.currentDirectoryURL = folder
-            process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CACHE_HOME": folder.path]) { $1 }
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, output)
+        /// Runs the example off the cooperative pool: the origin serves from this process, and a blocked pool
+        /// thread (of two) starves it and every other network test.
+        func run() async throws -> (status: Int32, output: String) {
+            try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global().async {
+                    continuation.resume(with: Result {
+                        let process = Process()
+                        process.executableURL = executable
+                        process.arguments = [origin.url("/img/pic.png")]
+                        process.currentDirectoryURL = folder
+                        process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CACHE_HOME": folder.path]) { $1 }
+                        let pipe = Pipe()
+                        process.standardOutput = pipe
+                        try process.run()
+                        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                        process.waitUntilExit()
+                        return (process.terminationStatus, output)
+                    })
+                }
+            }
         }
-        let first = try run()
+        let first = try await run()
         #expect(first.status == 0)
         #expect(first.output == "256 192 none\nmemory\n", "the 64x48 fixture fitted into 256x256")
         let thumbnail = try ImageCoderRegistry.shared.decode(Data(contentsOf: folder.appendingPathComponent("thumbnail.png")))
         #expect(thumbnail.pixelSize == PixelSize(width: 256, height: 192))
         #expect(thumbnail.frames[0].pixels[0, 0].alpha == 0, "rounded corner")
         // The process exited right after its retrieval: its disk write was still saved.
-        let second = try run()
+        let second = try await run()
         #expect(second.output == "256 192 disk\nmemory\n")
         #expect(origin.requestCount(path: "/img/pic.png") == 1)
     }

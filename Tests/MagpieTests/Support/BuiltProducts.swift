@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 /// Executables built by `swift build --build-tests` next to the test bundle.
@@ -19,6 +20,14 @@ struct ProcessRun {
     var status: Int32
     var stdout: String
     var stderr: String
+
+    /// ``built(_:_:)`` on a Dispatch thread, so an async test does not block one of the cooperative pool's few
+    /// threads while the child runs (the test origin's handlers need them).
+    static func builtOffThePool(_ name: String, _ arguments: [String]) async throws -> ProcessRun {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try built(name, arguments) }) }
+        }
+    }
 
     /// Runs the built executable `name` with `arguments` to the end (blocking the calling thread).
     static func built(_ name: String, _ arguments: [String]) throws -> ProcessRun {
