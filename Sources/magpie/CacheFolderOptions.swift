@@ -14,7 +14,7 @@ struct CacheFolderOptions: ParsableArguments {
     }
 
     /// The cache `name` below `cacheRoot` (memory-only, with `diskError` set, when the folder cannot be used), holding
-    /// at most `memoryLimit` bytes of decoded images in memory (the library's default, a quarter of RAM, when nil)
+    /// at most `memoryLimit` bytes of decoded images in memory (the library's default when nil: a quarter of the memory, at most 512 MiB)
     /// and at most `sizeLimit` bytes on disk (the library's default when nil, none for 0).
     func openCache(named name: String, memoryLimit: Int? = nil, sizeLimit: ByteCount? = nil) -> ImageCache {
         let memory = memoryLimit.map { MemoryStorage.Config(totalCostLimit: $0) } ?? MemoryStorage.Config()
