@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Testing
 @testable import Magpie
@@ -41,6 +42,16 @@ struct DiskStorageProcessTests {
         #expect(served == (try disk.count()), "after reading every key, rows and served entries agree")
     }
 
+    /// Waits for `process` on a Dispatch thread: a blocked cooperative thread (of two) stalls every other suite.
+    static func waitOffThePool(for process: Process) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                process.waitUntilExit()
+                continuation.resume()
+            }
+        }
+    }
+
     @Test
     func writerKilledAtRandomMomentsNeverLeavesAServedPartialEntry() async throws {
         let folder = try TemporaryFolder(); defer { folder.cleanUp() }
@@ -48,7 +59,7 @@ struct DiskStorageProcessTests {
             let process = try launch(folder, seed: round, count: 0, limit: 400_000)
             try await Task.sleep(for: .milliseconds(Int.random(in: 30...250)))
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            await Self.waitOffThePool(for: process)
             try checkIntact(folder, limit: 400_000)
         }
         let tmp = try FileManager.default.contentsOfDirectory(atPath: folder.url.appendingPathComponent("shared/tmp").path)
@@ -61,7 +72,7 @@ struct DiskStorageProcessTests {
         let limit = 300_000
         _ = try DiskStorage(config: .init(name: "shared", directory: folder.url, sizeLimit: limit))
         let writers = try (1...2).map { try launch(folder, seed: $0, count: 300, limit: limit) }
-        for writer in writers { writer.waitUntilExit() }
+        for writer in writers { await Self.waitOffThePool(for: writer) }
         for writer in writers { #expect(writer.terminationStatus == 0, "a writer saw a corrupt read or failed") }
         try checkIntact(folder, limit: limit)
     }
