@@ -85,7 +85,7 @@ public final class FailedURLList: Sendable {
         guard Self.isPermanent(error) else { return }
         let lifetime = error.statusCode == 404 || error.statusCode == 410 ? notFoundExpiration : expiration
         guard lifetime > .zero else { return }
-        let expires = clock.now().addingTimeInterval(lifetime.timeInterval)
+        let expires = clock.now().addingTimeInterval(TimeInterval(lifetime.milliseconds) / 1000)
         state.withLock { state in
             state.order += 1
             state.entries[url.absoluteString] = Entry(error: error, expires: expires, order: state.order)
@@ -136,13 +136,5 @@ public final class FailedURLList: Sendable {
     public var count: Int {
         let now = clock.now()
         return state.withLock { $0.entries.values.count { $0.expires > now } }
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a `TimeInterval`.
-    var timeInterval: TimeInterval {
-        let parts = components
-        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
     }
 }

@@ -58,20 +58,20 @@ extension DiskStorage {
         sweepIfDue(now: now)
     }
 
-    /// Starts a background sweep when one is due and none runs; one clock read and one lock otherwise.
+    /// Starts a background sweep when one is due and none runs; one lock otherwise.
     func sweepIfDue(now: Date) {
-        let start = sweepSchedule.withLock { schedule -> Bool in
-            guard !schedule.running, now.timeIntervalSince1970 >= schedule.due else { return false }
-            schedule.running = true
-            return true
-        }
-        if start { runSweep() }
+        startSweep { now.timeIntervalSince1970 >= $0.due }
     }
 
     /// Starts a sweep now unless one runs (a lowered size limit asks for this).
     func sweepInBackground() {
+        startSweep { _ in true }
+    }
+
+    /// Starts a sweep when none runs and `wanted` says so, deciding under the schedule's lock.
+    private func startSweep(when wanted: (SweepSchedule) -> Bool) {
         let start = sweepSchedule.withLock { schedule -> Bool in
-            guard !schedule.running else { return false }
+            guard !schedule.running, wanted(schedule) else { return false }
             schedule.running = true
             return true
         }
