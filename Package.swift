@@ -44,8 +44,20 @@ let package = Package(
                 .linkedLibrary("webpdemux"),
                 .linkedLibrary("webpmux"),
                 .linkedLibrary("z"),
+                .linkedLibrary("avif"),
+                .linkedLibrary("heif"),
+                .linkedLibrary("jxl"),
+                .linkedLibrary("jxl_threads"),
+                .linkedLibrary("tiff"),
+                .linkedLibrary("lcms2"),
+                .linkedLibrary("rsvg-2"),
+                .linkedLibrary("cairo"),
+                .linkedLibrary("gio-2.0"),
+                .linkedLibrary("gobject-2.0"),
+                .linkedLibrary("glib-2.0"),
             ]
         ),
+
         // The system SQLite, for DiskStorage's index (module map only, no C sources).
         .systemLibrary(
             name: "CSQLite",

@@ -1,6 +1,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <zlib.h>
 #include "mg_common.h"
@@ -59,4 +60,23 @@ int mg_check_frame_size(mg_error *err, const mg_limits *limits, uint64_t width, 
         return mg_fail(err, MG_ERR_TOO_LARGE, "%s needs %llu bytes, limit is %llu bytes", what,
                        (unsigned long long)(pixels * 4), (unsigned long long)limits->max_total_bytes);
     return MG_OK;
+}
+
+mg_buffer mg_buffer_copy(const uint8_t *bytes, size_t length) {
+    mg_buffer buffer = {NULL, 0};
+    if (!bytes || length == 0) return buffer;
+    buffer.bytes = malloc(length);
+    if (!buffer.bytes) return buffer;
+    memcpy(buffer.bytes, bytes, length);
+    buffer.length = length;
+    return buffer;
+}
+
+void mg_image_meta_release(mg_image_meta *meta) {
+    if (!meta) return;
+    free(meta->icc.bytes);
+    free(meta->exif.bytes);
+    free(meta->xmp.bytes);
+    mg_image_meta zero = {0};
+    *meta = zero;
 }

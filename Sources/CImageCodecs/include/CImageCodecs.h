@@ -9,5 +9,6 @@
 #include "mg_png.h"
 #include "mg_gif.h"
 #include "mg_webp.h"
+#include "mg_color.h"
 
 #endif

@@ -43,6 +43,27 @@ typedef struct {
     size_t length;
 } mg_buffer;
 
+/// What a decoder read besides pixels: colour description, metadata payloads, stored bit depth and alpha.
+/// Buffers are malloc'd copies ({NULL, 0} when absent); release with mg_image_meta_release unless Swift adopted them.
+typedef struct {
+    mg_buffer icc;            ///< embedded ICC profile
+    mg_buffer exif;           ///< EXIF payload (TIFF structure; a leading "Exif\0\0" is tolerated)
+    mg_buffer xmp;            ///< XMP packet
+    int32_t has_cicp;         ///< 1 when the four fields below were stated by the file
+    uint16_t cicp_primaries;
+    uint16_t cicp_transfer;
+    uint16_t cicp_matrix;
+    uint8_t cicp_full_range;
+    uint32_t bit_depth;       ///< bits per sample as stored (0: unknown)
+    int32_t has_alpha;        ///< the file stores alpha (channel, key or mask)
+} mg_image_meta;
+
+/// Frees the buffers of `meta` and zeroes it.
+void mg_image_meta_release(mg_image_meta *meta);
+
+/// Copies `length` bytes into a new malloc'd buffer (`{NULL, 0}` for none or when allocation fails).
+mg_buffer mg_buffer_copy(const uint8_t *bytes, size_t length);
+
 void mg_free(void *pointer);
 
 /// zlib's CRC-32 (PNG chunks, cache entry checksums); pass 0 as `crc` to start.

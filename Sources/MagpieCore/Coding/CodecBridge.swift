@@ -56,6 +56,23 @@ enum CodecBridge {
         return Data(bytesNoCopy: bytes, count: buffer.length, deallocator: .free)
     }
 
+    /// Moves what a C decoder read besides pixels into `image`: colour profile (ICC wins; CICP kept beside it),
+    /// EXIF/XMP and the source's bit depth and alpha. The buffers are adopted and `meta` is zeroed, so a later
+    /// `mg_image_meta_release` frees nothing twice.
+    static func attach(_ meta: inout mg_image_meta, to image: inout Image) {
+        let icc = data(adopting: meta.icc), exif = data(adopting: meta.exif), xmp = data(adopting: meta.xmp)
+        let cicp = meta.has_cicp != 0
+            ? CICP(colorPrimaries: meta.cicp_primaries, transferCharacteristics: meta.cicp_transfer,
+                   matrixCoefficients: meta.cicp_matrix, fullRange: meta.cicp_full_range != 0)
+            : nil
+        if !icc.isEmpty || cicp != nil {
+            image.colorProfile = ColorProfile(iccData: icc.isEmpty ? nil : icc, cicp: cicp)
+        }
+        image.metadata = ImageMetadata(exif: exif, xmp: xmp)
+        image.sourceInfo = ImageSourceInfo(bitDepth: meta.bit_depth == 0 ? 8 : Int(meta.bit_depth), hasAlpha: meta.has_alpha != 0)
+        meta = mg_image_meta()
+    }
+
     /// Runs `body` with a pointer to `data`'s bytes (never nil, even for empty data).
     static func withBytes<R>(of data: Data, _ body: (UnsafePointer<UInt8>, Int) throws -> R) rethrows -> R {
         try data.withUnsafeBytes { raw in

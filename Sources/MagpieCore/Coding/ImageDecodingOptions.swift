@@ -21,6 +21,17 @@ public struct ImageDecodingOptions: Sendable, Equatable {
     public var appliesOrientation: Bool
     /// Limits checked against headers before pixel memory is allocated. Default ``ImageDecodingLimits/default``.
     public var limits: ImageDecodingLimits
+    /// Which colours the pixels come out in: ``ColorSpace/asStored`` (the default: samples as stored, the profile
+    /// attached to the image) or ``ColorSpace/sRGB`` (converted with lcms2, the profile dropped).
+    public var colorSpace: ColorSpace = .asStored
+
+    /// The colour space decoded pixels are delivered in.
+    public enum ColorSpace: String, Sendable, Equatable, CaseIterable {
+        /// The samples as the file stores them; ``Image/colorProfile`` says what they mean.
+        case asStored
+        /// Converted to sRGB IEC 61966-2.1 (perceptual intent, alpha untouched); ``Image/colorProfile`` is nil.
+        case sRGB
+    }
 
     /// How a target size is covered.
     public enum ContentMode: String, Sendable, Equatable {
@@ -61,12 +72,13 @@ public struct ImageDecodingOptions: Sendable, Equatable {
     /// The options that change the decoded image, as text: `""` for the defaults. Caches add it
     /// to their memory keys so a downsampled decode is never handed to a full-size request.
     public var variantIdentifier: String {
-        if targetSize == nil && !onlyFirstFrame && scale == 1 && appliesOrientation { return "" }
+        if targetSize == nil && !onlyFirstFrame && scale == 1 && appliesOrientation && colorSpace == .asStored { return "" }
         var parts: [String] = []
         if let targetSize { parts.append("target=\(targetSize)" + (contentMode == .aspectFill ? ",fill" : "")) }
         if onlyFirstFrame { parts.append("first-frame") }
         if scale != 1 { parts.append("scale=\(scale)") }
         if !appliesOrientation { parts.append("no-orientation") }
+        if colorSpace == .sRGB { parts.append("srgb") }
         return parts.joined(separator: ",")
     }
 

@@ -19,6 +19,20 @@ public struct ImageEncodingOptions: Sendable, Equatable {
     public var background: RGBAColor
     /// Write only the first frame even when the image is animated. Default false.
     public var onlyFirstFrame: Bool
+    /// Which metadata the file gets. Default ``MetadataPolicy/none``: the colour profile only.
+    public var metadata: MetadataPolicy = .none
+    /// Encoder effort for formats that have one (AVIF: 0 slowest/best ... 10 fastest); nil for the encoder's default.
+    public var speed: Int?
+
+    /// What an encoder writes besides pixels.
+    public enum MetadataPolicy: String, Sendable, Equatable, CaseIterable {
+        /// The colour profile only (so colours stay right); no EXIF, no XMP. The default.
+        case none
+        /// The colour profile, EXIF (its orientation reset to 1: pixels are already upright) and XMP.
+        case keep
+        /// Nothing at all: the pixels are converted to sRGB first, so colours do not silently change.
+        case strip
+    }
 
     /// Options with the given values; the defaults are those of ``default``.
     ///

@@ -36,6 +36,13 @@ public struct Image: Sendable, Equatable {
     public var format: ImageFormat
     /// Pixels per point: ``size`` is the pixel size divided by this. Default 1.
     public var scale: Double
+    /// What the samples' colours mean, as the file stated it (ICC profile, CICP, gAMA/cHRM); nil when it stated
+    /// nothing, which means sRGB. Processing keeps it and encoders embed it, so a Display P3 photo stays one.
+    public var colorProfile: ColorProfile?
+    /// The EXIF and XMP the file carried (written back only when ``ImageEncodingOptions/metadata`` says keep).
+    public var metadata: ImageMetadata = .none
+    /// Bit depth, alpha channel and container entries of the file it was decoded from; nil for images made in memory.
+    public var sourceInfo: ImageSourceInfo?
 
     /// A still image made from `pixels`.
     ///
@@ -122,6 +129,16 @@ public struct Image: Sendable, Equatable {
         var copy = self
         copy.frames = try frames.map { ImageFrame(pixels: try transform($0.pixels), duration: $0.duration) }
         return copy
+    }
+
+    /// The kinds of metadata the image carries, sorted: `exif`, `gps`, `icc`, `xmp`.
+    public var metadataKinds: [MetadataKind] {
+        var kinds: [MetadataKind] = []
+        if metadata.exif != nil { kinds.append(.exif) }
+        if metadata.hasGPS { kinds.append(.gps) }
+        if colorProfile?.iccData != nil { kinds.append(.icc) }
+        if metadata.xmp != nil { kinds.append(.xmp) }
+        return kinds
     }
 
     /// A still copy holding only the first frame.

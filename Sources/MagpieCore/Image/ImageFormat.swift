@@ -12,9 +12,9 @@ import Foundation
 public enum ImageFormat: String, Sendable, CaseIterable, Codable, CustomStringConvertible {
     /// JPEG, PNG (including APNG), GIF or WebP.
     case jpeg, png, gif, webp
-    /// HEIC, AVIF, BMP, TIFF, ICO or SVG. Which formats decode or encode is the registry's to say
-    /// (``ImageCoderRegistry/decodableFormats``), not this type's.
-    case heic, avif, bmp, tiff, ico, svg
+    /// HEIF/HEIC, AVIF, JPEG XL, BMP, TIFF, ICO/CUR or SVG. Which formats decode or encode is the registry's to
+    /// say (``ImageCoderRegistry/decodableFormats``), not this type's.
+    case heic, avif, jxl, bmp, tiff, ico, svg
     /// Not an image format Magpie recognises (also the format of images built in memory).
     case unknown
 
@@ -41,6 +41,7 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable, CustomStringCo
         case .webp: "image/webp"
         case .heic: "image/heic"
         case .avif: "image/avif"
+        case .jxl: "image/jxl"
         case .bmp: "image/bmp"
         case .tiff: "image/tiff"
         case .ico: "image/vnd.microsoft.icon"
@@ -69,10 +70,11 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable, CustomStringCo
         case "gif": self = .gif
         case "webp": self = .webp
         case "heic", "heif": self = .heic
-        case "avif": self = .avif
+        case "avif", "avifs": self = .avif
+        case "jxl": self = .jxl
         case "bmp": self = .bmp
         case "tif", "tiff": self = .tiff
-        case "ico": self = .ico
+        case "ico", "cur": self = .ico
         case "svg": self = .svg
         default: return nil
         }
@@ -83,6 +85,7 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable, CustomStringCo
         switch self {
         case .unknown: "unknown"
         case .svg: "SVG"
+        case .jxl: "JPEG XL"
         case .webp: "WebP"
         default: rawValue.uppercased()
         }
@@ -99,6 +102,7 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable, CustomStringCo
         if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return .gif }
         if starts(Array("RIFF".utf8)) && starts(Array("WEBP".utf8), at: 8) { return .webp }
         if starts(Array("ftyp".utf8), at: 4) { return sniffISOBMFF(b) }
+        if starts([0xFF, 0x0A]) || starts([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) { return .jxl }
         if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) { return .tiff }
         if starts(Array("BM".utf8)), b.count >= 18 {
             // BITMAPFILEHEADER is followed by a DIB header whose size is one of a few values.

@@ -3,8 +3,8 @@ import Testing
 @testable import Magpie
 @testable import MagpieCore
 
-/// Every row of the shared corpus's REFERENCE.tsv, decoded with the built-in coders.
-/// Skips when the corpus folder is absent.
+/// Every row of the shared corpus's REFERENCE.tsv and REFERENCE-FORMATS.tsv, decoded with the built-in coders, and
+/// every COLOUR.tsv row converted to sRGB. Skips when the corpus folder is absent.
 @Suite("Corpus conformance", .enabled(if: Corpus.directory != nil, "../shared/corpus is absent"))
 struct CorpusConformanceTests {
     @Test("each corpus file decodes or fails as REFERENCE.tsv says", arguments: Corpus.rows)
@@ -31,6 +31,25 @@ struct CorpusConformanceTests {
         default:
             Issue.record("\(row.path): unknown expectation \(row.expect)")
         }
+    }
+
+    @Test("each colour-managed corpus file converted to sRGB matches COLOUR.tsv within 3", arguments: Corpus.colourRows)
+    func fileConvertsToSRGB(_ row: Corpus.ColourRow) throws {
+        let data = try Data(contentsOf: row.url)
+        var options = ImageDecodingOptions.default
+        options.colorSpace = .sRGB
+        let image: Image
+        do {
+            image = try ImageCoderRegistry.shared.decode(data, options: options)
+        } catch {
+            // The reference row allows an error for this file (checked by the test above); nothing to compare.
+            let reference = Corpus.rows.first { $0.path == row.path }
+            #expect(reference?.notes.contains("[error-acceptable]") == true, "\(row.path): \(error)")
+            return
+        }
+        let grid = PixelDigest.grid8(image.pixels)
+        let worst = zip(grid, PixelDigest.parseGrid(row.srgbGrid8)).map { abs($0 - $1) }.max() ?? 0
+        #expect(worst <= 3, "\(row.path) (\(row.description)): sRGB grid8 differs by up to \(worst)")
     }
 
     private func checkDecoded(_ image: Image, _ row: Corpus.Row) {

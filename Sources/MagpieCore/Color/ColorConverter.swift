@@ -1,0 +1,166 @@
+import CImageCodecs
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Synchronization
+
+/// Converts pixels to sRGB with lcms2 (perceptual intent, alpha untouched), from an ICC profile, CICP code points
+/// or PNG gAMA/cHRM. Transforms are built once per (profile, pixel layout) and shared by every thread.
+public enum ColorConverter {
+    /// `image` with every frame converted to sRGB and ``Image/colorProfile`` set to nil.
+    ///
+    /// Unchanged (apart from the profile) when the profile already means sRGB. Left as stored, profile kept, when
+    /// the colours cannot be converted: HDR transfer functions (PQ, HLG: no tone mapping in Magpie), CICP code
+    /// points lcms2 has no model for, a CMYK profile on pixels the decoder already turned into RGB, or an ICC profile
+    /// lcms2 cannot read (the file's own fault; the pixels are still the best guess).
+    ///
+    /// - Parameter image: A decoded image.
+    /// - Returns: The converted image.
+    public static func convertedToSRGB(_ image: Image) -> Image {
+        guard let profile = image.colorProfile else { return image }
+        if profile.isSRGB {
+            var copy = image
+            copy.colorProfile = nil
+            return copy
+        }
+        let layout: mg_color_layout
+        switch profile.colorModel {
+        case .rgb: layout = MG_COLOR_RGBA8
+        case .gray: layout = MG_COLOR_GRAY_IN_RGBA8
+        case .cmyk: return image
+        }
+        guard let transform = transform(for: profile, layout: layout) else { return image }
+        var copy = image.mapFrames { pixels in
+            var converted = pixels
+            converted.withUnsafeMutableBytes { raw in
+                guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+                mg_color_transform_apply(transform.pointer, base, base, pixels.width * pixels.height)
+            }
+            return converted
+        }
+        copy.colorProfile = nil
+        return copy
+    }
+
+    /// Converts CMYK samples (4 bytes per pixel) through their embedded CMYK ICC profile into opaque sRGB RGBA8.
+    ///
+    /// - Parameters:
+    ///   - cmyk: `pixelCount * 4` bytes of C, M, Y, K.
+    ///   - inverted: True for Adobe's inverted storage (255 means no ink), as in JPEGs with an APP14 marker.
+    ///   - iccProfile: A CMYK ICC profile.
+    ///   - output: Room for `pixelCount * 4` bytes.
+    ///   - pixelCount: Pixels to convert.
+    /// - Returns: False when the profile is unreadable or not CMYK; the caller then uses its formula.
+    static func convertCMYK(
+        _ cmyk: UnsafePointer<UInt8>, inverted: Bool, iccProfile: Data, into output: UnsafeMutablePointer<UInt8>,
+        pixelCount: Int
+    ) -> Bool {
+        let profile = ColorProfile(iccData: iccProfile)
+        guard profile.colorModel == .cmyk,
+            let transform = transform(for: profile, layout: inverted ? MG_COLOR_CMYK8_INVERTED : MG_COLOR_CMYK8)
+        else { return false }
+        mg_color_transform_apply(transform.pointer, cmyk, output, pixelCount)
+        return true
+    }
+
+    /// The ICC profile to embed for `profile` when encoding: its own ICC bytes, or one built from its CICP code points
+    /// or gAMA/cHRM; nil when the colours are sRGB (nothing to embed) or cannot be described.
+    static func iccForEmbedding(_ profile: ColorProfile) -> Data? {
+        if let icc = profile.iccData { return icc }
+        guard !profile.isSRGB, var space = rgbSpace(of: profile) else { return nil }
+        var buffer = mg_buffer()
+        var error = mg_error()
+        guard mg_color_profile_from_space(&space, &buffer, &error) == Int32(MG_OK.rawValue) else { return nil }
+        return CodecBridge.data(adopting: buffer)
+    }
+
+    // MARK: - Transforms
+
+    private final class Transform: Sendable {
+        nonisolated(unsafe) let pointer: UnsafeMutableRawPointer
+        init(_ pointer: UnsafeMutableRawPointer) { self.pointer = pointer }
+        deinit { mg_color_transform_free(pointer) }
+    }
+
+    private struct TransformKey: Hashable {
+        var icc: Data?
+        var space: [Double]
+        var layout: UInt32
+    }
+
+    /// Built transforms (and profiles lcms2 refused, as nil); emptied when it passes 64 entries.
+    private static let transforms = Mutex<[TransformKey: Transform?]>([:])
+
+    private static func transform(for profile: ColorProfile, layout: mg_color_layout) -> Transform? {
+        let space = profile.iccData == nil ? rgbSpace(of: profile) : nil
+        guard profile.iccData != nil || space != nil else { return nil }
+        let key = TransformKey(
+            icc: profile.iccData,
+            space: space.map { [$0.white_x, $0.white_y, $0.red_x, $0.red_y, $0.green_x, $0.green_y, $0.blue_x,
+                               $0.blue_y, Double($0.transfer), $0.gamma] } ?? [],
+            layout: layout.rawValue)
+        if let cached = transforms.withLock({ $0[key] }) { return cached }
+        // Built outside the lock: creating a transform takes milliseconds; a rare duplicate is harmless.
+        var error = mg_error()
+        let pointer: UnsafeMutableRawPointer? =
+            if let icc = profile.iccData {
+                CodecBridge.withBytes(of: icc) { bytes, count in
+                    mg_color_transform_create(bytes, count, nil, Int32(layout.rawValue), &error)
+                }
+            } else {
+                withUnsafePointer(to: space!) { mg_color_transform_create(nil, 0, $0, Int32(layout.rawValue), &error) }
+            }
+        let built = pointer.map(Transform.init)
+        transforms.withLock { cache in
+            if cache.count >= 64 { cache.removeAll() }
+            cache[key] = built
+        }
+        return built
+    }
+
+    /// The RGB space CICP code points or PNG gAMA/cHRM describe; nil for what lcms2 cannot model (HDR transfers,
+    /// unknown code points).
+    static func rgbSpace(of profile: ColorProfile) -> mg_rgb_space? {
+        if let cicp = profile.cicp {
+            let primaries: [Double]
+            switch cicp.colorPrimaries {
+            case 1, 2: primaries = [0.3127, 0.3290, 0.640, 0.330, 0.300, 0.600, 0.150, 0.060]
+            case 4: primaries = [0.310, 0.316, 0.67, 0.33, 0.21, 0.71, 0.14, 0.08]
+            case 5: primaries = [0.3127, 0.3290, 0.64, 0.33, 0.29, 0.60, 0.15, 0.06]
+            case 6, 7: primaries = [0.3127, 0.3290, 0.630, 0.340, 0.310, 0.595, 0.155, 0.070]
+            case 9: primaries = [0.3127, 0.3290, 0.708, 0.292, 0.170, 0.797, 0.131, 0.046]
+            case 11: primaries = [0.314, 0.351, 0.680, 0.320, 0.265, 0.690, 0.150, 0.060]
+            case 12: primaries = [0.3127, 0.3290, 0.680, 0.320, 0.265, 0.690, 0.150, 0.060]
+            case 22: primaries = [0.3127, 0.3290, 0.630, 0.340, 0.295, 0.605, 0.155, 0.077]
+            default: return nil
+            }
+            let transfer: mg_transfer
+            var gamma = 1.0
+            switch cicp.transferCharacteristics {
+            case 2, 13: transfer = MG_TRANSFER_SRGB
+            case 1, 6, 14, 15: transfer = MG_TRANSFER_BT709
+            case 4: (transfer, gamma) = (MG_TRANSFER_GAMMA, 2.2)
+            case 5: (transfer, gamma) = (MG_TRANSFER_GAMMA, 2.8)
+            case 8: transfer = MG_TRANSFER_LINEAR
+            default: return nil
+            }
+            return space(primaries, transfer, gamma)
+        }
+        if let fileGamma = profile.gamma, fileGamma > 0 {
+            let c = profile.chromaticities
+            let primaries =
+                c.map { [$0.whiteX, $0.whiteY, $0.redX, $0.redY, $0.greenX, $0.greenY, $0.blueX, $0.blueY] }
+                ?? [0.3127, 0.3290, 0.640, 0.330, 0.300, 0.600, 0.150, 0.060]
+            return space(primaries, MG_TRANSFER_GAMMA, 1 / fileGamma)
+        }
+        return nil
+    }
+
+    private static func space(_ p: [Double], _ transfer: mg_transfer, _ gamma: Double) -> mg_rgb_space {
+        mg_rgb_space(
+            white_x: p[0], white_y: p[1], red_x: p[2], red_y: p[3], green_x: p[4], green_y: p[5], blue_x: p[6],
+            blue_y: p[7], transfer: Int32(transfer.rawValue), gamma: gamma)
+    }
+}
