@@ -80,3 +80,67 @@ void mg_image_meta_release(mg_image_meta *meta) {
     mg_image_meta zero = {0};
     *meta = zero;
 }
+
+int mg_zlib_inflate(const uint8_t *data, size_t length, size_t max_output, mg_buffer *out, mg_error *err) {
+    out->bytes = NULL;
+    out->length = 0;
+    z_stream stream;
+    memset(&stream, 0, sizeof stream);
+    if (inflateInit(&stream) != Z_OK) return mg_fail(err, MG_ERR_NO_MEMORY, "zlib cannot start");
+    size_t capacity = length * 4 + 1024;
+    if (capacity > max_output) capacity = max_output;
+    uint8_t *buffer = malloc(capacity ? capacity : 1);
+    if (!buffer) {
+        inflateEnd(&stream);
+        return mg_fail(err, MG_ERR_NO_MEMORY, "out of memory");
+    }
+    stream.next_in = (Bytef *)data;
+    stream.avail_in = (uInt)(length > UINT32_MAX ? UINT32_MAX : length);
+    size_t produced = 0;
+    int result;
+    do {
+        if (produced == capacity) {
+            if (capacity >= max_output) {
+                free(buffer);
+                inflateEnd(&stream);
+                return mg_fail(err, MG_ERR_TOO_LARGE, "compressed data expands past %zu bytes", max_output);
+            }
+            size_t grown = capacity * 2 > max_output ? max_output : capacity * 2;
+            uint8_t *bigger = realloc(buffer, grown);
+            if (!bigger) {
+                free(buffer);
+                inflateEnd(&stream);
+                return mg_fail(err, MG_ERR_NO_MEMORY, "out of memory");
+            }
+            buffer = bigger;
+            capacity = grown;
+        }
+        stream.next_out = buffer + produced;
+        stream.avail_out = (uInt)(capacity - produced);
+        result = inflate(&stream, Z_NO_FLUSH);
+        produced = capacity - stream.avail_out;
+    } while (result == Z_OK);
+    inflateEnd(&stream);
+    if (result != Z_STREAM_END) {
+        free(buffer);
+        return mg_fail(err, result == Z_BUF_ERROR ? MG_ERR_TRUNCATED : MG_ERR_CORRUPT, "zlib: %s",
+                       stream.msg ? stream.msg : "bad compressed data");
+    }
+    out->bytes = buffer;
+    out->length = produced;
+    return MG_OK;
+}
+
+int mg_zlib_deflate(const uint8_t *data, size_t length, mg_buffer *out, mg_error *err) {
+    uLongf capacity = compressBound((uLong)length);
+    out->bytes = malloc(capacity);
+    out->length = 0;
+    if (!out->bytes) return mg_fail(err, MG_ERR_NO_MEMORY, "out of memory");
+    if (compress2(out->bytes, &capacity, data, (uLong)length, 9) != Z_OK) {
+        free(out->bytes);
+        out->bytes = NULL;
+        return mg_fail(err, MG_ERR_ENCODE, "zlib cannot compress");
+    }
+    out->length = capacity;
+    return MG_OK;
+}

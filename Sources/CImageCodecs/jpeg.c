@@ -200,8 +200,10 @@ static uint8_t *dc_only_stream(const uint8_t *data, size_t length, size_t *out_l
     return NULL;
 }
 
-int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint32_t min_height, int32_t fast,
-                   const mg_limits *limits, mg_bitmap *out, mg_error *err) {
+int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint32_t min_height, int32_t flags,
+                   const mg_limits *limits, mg_bitmap *out, int32_t *raw_cmyk, mg_error *err) {
+    const int fast = (flags & MG_JPEG_FAST) != 0;
+    if (raw_cmyk) *raw_cmyk = 0;
     struct jpeg_decompress_struct cinfo;
     mg_jpeg_error_mgr mgr;
     mg_jpeg_progress progress;
@@ -290,12 +292,15 @@ restart:
             return mg_fail(err, MG_ERR_NO_MEMORY, "cannot allocate a CMYK row");
         }
         int inverted = cinfo.saw_Adobe_marker;
+        // With MG_JPEG_KEEP_CMYK the caller converts the samples through the file's CMYK profile itself.
+        int keep = (flags & MG_JPEG_KEEP_CMYK) != 0;
         while (cinfo.output_scanline < height) {
-            JSAMPROW row = cmyk_row;
+            JSAMPROW row = keep ? pixels + stride * cinfo.output_scanline : cmyk_row;
             uint32_t y = cinfo.output_scanline;
             jpeg_read_scanlines(&cinfo, &row, 1);
-            cmyk_row_to_rgba(cmyk_row, pixels + stride * y, width, inverted);
+            if (!keep) cmyk_row_to_rgba(cmyk_row, pixels + stride * y, width, inverted);
         }
+        if (keep && raw_cmyk) *raw_cmyk = inverted ? 2 : 1;
     } else {
         JSAMPROW rows[16];
         while (cinfo.output_scanline < height) {

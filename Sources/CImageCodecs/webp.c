@@ -442,3 +442,38 @@ int mg_webp_encode_animation(const mg_webp_frame *frames, uint32_t count, uint32
     WebPAnimEncoderDelete(encoder);
     return status;
 }
+
+int mg_webp_set_metadata(const uint8_t *data, size_t length, const uint8_t *icc, size_t icc_length,
+                         const uint8_t *exif, size_t exif_length, const uint8_t *xmp, size_t xmp_length,
+                         mg_buffer *out, mg_error *err) {
+    out->bytes = NULL;
+    out->length = 0;
+    WebPData input = {data, length};
+    WebPMux *mux = WebPMuxCreate(&input, 0);
+    if (!mux) return mg_fail(err, MG_ERR_ENCODE, "libwebp mux cannot read the encoded file");
+    const char *names[3] = {"ICCP", "EXIF", "XMP "};
+    const uint8_t *payloads[3] = {icc, exif, xmp};
+    size_t lengths[3] = {icc_length, exif_length, xmp_length};
+    for (int i = 0; i < 3; i++) {
+        if (!payloads[i] || lengths[i] == 0) continue;
+        WebPData chunk = {payloads[i], lengths[i]};
+        WebPMuxError status = WebPMuxSetChunk(mux, names[i], &chunk, 1);
+        if (status != WEBP_MUX_OK) {
+            WebPMuxDelete(mux);
+            return mg_fail(err, MG_ERR_ENCODE, "libwebp mux refused the %s chunk (%d)", names[i], (int)status);
+        }
+    }
+    WebPData assembled = {NULL, 0};
+    WebPMuxError status = WebPMuxAssemble(mux, &assembled);
+    WebPMuxDelete(mux);
+    if (status != WEBP_MUX_OK) return mg_fail(err, MG_ERR_ENCODE, "libwebp mux cannot assemble the file (%d)", (int)status);
+    out->bytes = malloc(assembled.size);
+    if (!out->bytes) {
+        WebPDataClear(&assembled);
+        return mg_fail(err, MG_ERR_NO_MEMORY, "out of memory");
+    }
+    memcpy(out->bytes, assembled.bytes, assembled.size);
+    out->length = assembled.size;
+    WebPDataClear(&assembled);
+    return MG_OK;
+}

@@ -2,7 +2,8 @@ import ArgumentParser
 import Foundation
 import Magpie
 
-/// `magpie convert IN OUT`: decode (downsampled when allowed), resize to fit, encode.
+/// `magpie convert IN OUT`: decode (downsampled when allowed, in sRGB on request), resize to fit, encode with the
+/// chosen colour profile and metadata.
 struct ConvertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert", abstract: "Convert an image to another format, optionally shrinking or processing it.",
@@ -17,11 +18,24 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "Output format: \(Self.encodable.joined(separator: ", ")).")
     var format: String?
 
-    @Option(help: "Lossy quality 1-100 (JPEG, WebP).")
+    @Option(help: "Lossy quality 1-100 (every lossy format: JPEG, WebP, AVIF, JPEG XL).")
     var quality: Int = 85
 
-    @Flag(help: "Lossless WebP.")
+    @Option(help: "Encoder speed 0 (slowest, smallest) to 10 (fastest) for AVIF; effort for JPEG XL.")
+    var speed: Int?
+
+    @Flag(help: "Lossless WebP, AVIF or JPEG XL.")
     var lossless = false
+
+    @Option(help: ArgumentHelp(
+        "keep: leave the colours as stored and embed their profile; srgb: convert to sRGB (no profile written).",
+        valueName: "keep|srgb"))
+    var color: ColorChoice = .keep
+
+    @Option(help: ArgumentHelp(
+        "none: write only the colour profile; keep: also EXIF (orientation reset) and XMP; strip: nothing, after "
+            + "converting to sRGB.", valueName: "none|keep|strip"))
+    var metadata: ImageEncodingOptions.MetadataPolicy = .none
 
     @Flag(help: "Progressive JPEG.")
     var progressive = false
@@ -45,6 +59,7 @@ struct ConvertCommand: ParsableCommand {
     func validate() throws {
         guard (1...100).contains(quality) else { throw ValidationError("--quality must be between 1 and 100") }
         guard maxPixels > 0 else { throw ValidationError("--max-pixels must be more than 0") }
+        if let speed, !(0...10).contains(speed) { throw ValidationError("--speed must be between 0 and 10") }
         if let maxSize, PixelSize(parsing: maxSize) == nil {
             throw ValidationError("--max-size must look like 256x256")
         }
@@ -74,11 +89,15 @@ struct ConvertCommand: ParsableCommand {
             if let box { chain = DownsamplingImageProcessor(size: box) }
             if let processor = try processorOption(processor) { chain = chain.append(another: processor) }
             let limits = ImageDecodingLimits(maxPixelsPerFrame: maxPixels)
-            let context = ImageProcessingContext(decodingOptions: ImageDecodingOptions(limits: limits))
+            var decoding = ImageDecodingOptions(limits: limits)
+            decoding.colorSpace = color == .srgb ? .sRGB : .asStored
+            let context = ImageProcessingContext(decodingOptions: decoding)
             guard let image = try chain.process(item: .data(data), context: context) else {
                 throw MagpieError.processingFailed(reason: .processorFailed(identifier: chain.identifier))
             }
-            let options = ImageEncodingOptions(quality: quality, progressive: progressive, lossless: lossless)
+            var options = ImageEncodingOptions(quality: quality, progressive: progressive, lossless: lossless)
+            options.metadata = metadata
+            options.speed = speed
             let encoded = try ImageCoderRegistry.shared.encode(image, as: outputFormat!, options: options)
             do {
                 try encoded.write(to: URL(fileURLWithPath: output), options: .atomic)
@@ -100,3 +119,10 @@ struct ConvertCommand: ParsableCommand {
         }
     }
 }
+
+/// `--color`: keep the stored colours and their profile, or convert to sRGB.
+enum ColorChoice: String, ExpressibleByArgument, CaseIterable {
+    case keep, srgb
+}
+
+extension ImageEncodingOptions.MetadataPolicy: ExpressibleByArgument {}

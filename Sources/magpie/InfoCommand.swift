@@ -19,8 +19,9 @@ struct InfoCommand: ParsableCommand {
     var maxPixels = ImageDecodingLimits.default.maxPixelsPerFrame
 
     @Flag(help: """
-        One JSON object per line: path, format, width, height, frames, loopCount, bytes (or path, error; \
-        for an image over --max-pixels: path, format, width, height, frames when known, bytes, error).
+        One JSON object per line: path, format, width, height, frames, loopCount, bytes, bitDepth, hasAlpha, \
+        colorProfile (name or null), metadata (e.g. ["exif","gps","icc","xmp"]), entries (containers only) \
+        (or path, error; for an image over --max-pixels: path, format, width, height, frames when known, bytes, error).
         """)
     var json = false
 
@@ -41,15 +42,34 @@ struct InfoCommand: ParsableCommand {
                 }
                 let options = ImageDecodingOptions(limits: ImageDecodingLimits(maxPixelsPerFrame: maxPixels))
                 let image = try ImageCoderRegistry.shared.decode(data, options: options)
-                let record: [String: Any?] = [
+                let bitDepth = image.sourceInfo?.bitDepth ?? 8
+                let hasAlpha = image.sourceInfo?.hasAlpha ?? !image.pixels.isOpaque
+                let metadata = image.metadataKinds.map(\.rawValue)
+                let entries = image.sourceInfo?.entries ?? []
+                var record: [String: Any?] = [
                     "path": path, "format": image.format.rawValue, "width": image.width, "height": image.height,
                     "frames": image.frames.count, "loopCount": image.loopCount, "bytes": data.count,
+                    "bitDepth": bitDepth, "hasAlpha": hasAlpha, "colorProfile": image.colorProfile?.name,
+                    "metadata": metadata,
                 ]
+                if !entries.isEmpty {
+                    record["entries"] = entries.map { entry -> [String: Any] in
+                        var item: [String: Any] = ["width": entry.width, "height": entry.height, "bitDepth": entry.bitDepth]
+                        if let encoding = entry.encoding { item["encoding"] = encoding }
+                        return item
+                    }
+                }
                 if json {
                     print(jsonLine(record))
                 } else {
                     let loop = image.isAnimated ? ", loop \(image.loopCount.map(String.init) ?? "none")" : ""
-                    print("\(path): \(image.format) \(image.width)x\(image.height), \(image.frames.count) frame(s)\(loop), \(data.count) bytes")
+                    var facts = ["\(bitDepth)-bit", hasAlpha ? "alpha" : "no alpha"]
+                    if let profile = image.colorProfile { facts.append("colour \(profile.name)") }
+                    if !metadata.isEmpty { facts.append("metadata " + metadata.joined(separator: ",")) }
+                    if !entries.isEmpty {
+                        facts.append("entries " + entries.map { "\($0.width)x\($0.height)/\($0.bitDepth)" }.joined(separator: " "))
+                    }
+                    print("\(path): \(image.format) \(image.width)x\(image.height), \(image.frames.count) frame(s)\(loop), \(data.count) bytes; \(facts.joined(separator: ", "))")
                 }
             } catch {
                 failures += 1

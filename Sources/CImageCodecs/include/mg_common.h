@@ -66,6 +66,12 @@ mg_buffer mg_buffer_copy(const uint8_t *bytes, size_t length);
 
 void mg_free(void *pointer);
 
+/// Inflates a zlib stream (PNG iCCP, zTXt) into a malloc'd buffer of at most `max_output` bytes.
+int mg_zlib_inflate(const uint8_t *data, size_t length, size_t max_output, mg_buffer *out, mg_error *err);
+
+/// Compresses `data` as a zlib stream at level 9 into a malloc'd buffer.
+int mg_zlib_deflate(const uint8_t *data, size_t length, mg_buffer *out, mg_error *err);
+
 /// zlib's CRC-32 (PNG chunks, cache entry checksums); pass 0 as `crc` to start.
 uint32_t mg_crc32(uint32_t crc, const uint8_t *bytes, size_t length);
 

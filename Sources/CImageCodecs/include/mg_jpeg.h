@@ -16,13 +16,20 @@ typedef struct {
 /// Parses markers up to the first scan. No pixel memory is allocated.
 int mg_jpeg_read_header(const uint8_t *data, size_t length, mg_jpeg_header *header, mg_error *err);
 
+/// Flags of mg_jpeg_decode.
+enum {
+    MG_JPEG_FAST = 1,       ///< on the DCT-scaled path, trade a little accuracy (no fancy upsampling) for speed
+    MG_JPEG_KEEP_CMYK = 2   ///< leave CMYK/YCCK samples unconverted in the bitmap (4 bytes per pixel)
+};
+
 /// Decodes to RGBA. When `min_width`/`min_height` are non-zero, libjpeg's DCT scaling
-/// (N/8, N = 1...8) picks the smallest output that is still at least that large, and
-/// `fast` trades a little accuracy (no fancy upsampling) for speed on that path.
+/// (N/8, N = 1...8) picks the smallest output that is still at least that large.
 /// `limits` are checked against the stored size before allocation. Truncation and
 /// entropy-data corruption, which libjpeg only warns about, are errors here.
-int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint32_t min_height, int32_t fast,
-                   const mg_limits *limits, mg_bitmap *out, mg_error *err);
+/// `raw_cmyk` (may be NULL) is set to 1 (straight) or 2 (Adobe-inverted) when MG_JPEG_KEEP_CMYK left CMYK
+/// samples in the bitmap, else 0.
+int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint32_t min_height, int32_t flags,
+                   const mg_limits *limits, mg_bitmap *out, int32_t *raw_cmyk, mg_error *err);
 
 /// Encodes RGBA (alpha ignored: flatten first) as a JPEG with quality 1...100.
 int mg_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int32_t quality, int32_t progressive,

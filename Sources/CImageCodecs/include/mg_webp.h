@@ -70,4 +70,10 @@ int mg_webp_encode(const uint8_t *rgba, uint32_t width, uint32_t height, const m
 int mg_webp_encode_animation(const mg_webp_frame *frames, uint32_t count, uint32_t width, uint32_t height,
                              const mg_webp_encode_options *options, mg_buffer *out, mg_error *err);
 
+/// Rewrites a WebP file with the given ICCP, EXIF and XMP chunks (each may be NULL/0: not written) through
+/// libwebp's mux, which also sets the VP8X flags. The result is malloc'd into `out`.
+int mg_webp_set_metadata(const uint8_t *data, size_t length, const uint8_t *icc, size_t icc_length,
+                         const uint8_t *exif, size_t exif_length, const uint8_t *xmp, size_t xmp_length,
+                         mg_buffer *out, mg_error *err);
+
 #endif

@@ -95,7 +95,11 @@ struct APNGDecoder {
         var idatBelongsToFrame = false
         for chunk in chunks {
             switch chunk.type {
-            case "acTL" where !sawIDAT && actl == nil: actl = chunk
+            case "acTL":
+                // Callers only come here when an acTL precedes IDAT; a second one anywhere is a violation, and
+                // every violation falls back to the still image.
+                guard actl == nil else { return nil }
+                actl = chunk
             case "PLTE", "tRNS": if !sawIDAT { ancillary.append(chunk) }
             case "fcTL":
                 guard chunk.data.count == 26, let control = frameControl(chunk.data),

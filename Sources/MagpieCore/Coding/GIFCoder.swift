@@ -57,7 +57,11 @@ public struct GIFCoder: ImageCoder {
                 if options.onlyFirstFrame { break }
             }
             let loop = mg_gif_decoder_loop_count(decoder)
-            return try Image(frames: frames, loopCount: loop < 0 ? nil : Int(loop), format: .gif, scale: options.scale)
+            let (embedded, info) = GIFExtensions.read(data)
+            var image = try Image(frames: frames, loopCount: loop < 0 ? nil : Int(loop), format: .gif, scale: options.scale)
+            image = embedded.applied(to: image)
+            image.sourceInfo = info
+            return image
         }
     }
 

@@ -29,6 +29,9 @@ public protocol ImageCoder: Sendable {
     func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image
     /// Whether ``encode(_:options:)`` is implemented; false by default.
     var canEncode: Bool { get }
+    /// Whether ``encode(_:options:)`` embeds ``Image/colorProfile`` in the file; false by default, and then the
+    /// registry converts the pixels to sRGB before encoding, so colours never silently change.
+    var embedsColorProfile: Bool { get }
     /// Encodes `image` (all frames when the format animates).
     ///
     /// - Parameters:
@@ -45,6 +48,8 @@ extension ImageCoder {
     public func canDecode(_ data: Data) -> Bool { ImageFormat(sniffing: data) == format }
     /// False: coders that only decode need not implement encoding.
     public var canEncode: Bool { false }
+    /// False: the registry hands such a coder sRGB pixels.
+    public var embedsColorProfile: Bool { false }
     /// Always throws ``MagpieError/encodingFailed(reason:)`` with
     /// ``MagpieError/EncodingFailureReason/unsupportedFormat(_:)``.
     public func encode(_ image: Image, options: ImageEncodingOptions) throws -> Data {

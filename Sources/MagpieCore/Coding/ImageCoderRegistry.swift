@@ -110,10 +110,29 @@ public final class ImageCoderRegistry: Sendable {
     /// - Throws: ``MagpieError/encodingFailed(reason:)`` with
     ///   ``MagpieError/EncodingFailureReason/unsupportedFormat(_:)`` when no coder writes `format`, or the coder's
     ///   own reason (an invalid option, an encoder error).
+    ///
+    /// Colour: the profile is embedded when the coder can (``ImageCoder/embedsColorProfile``); otherwise, and for
+    /// ``ImageEncodingOptions/MetadataPolicy/strip``, the pixels are converted to sRGB first.
     public func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions = .default) throws -> Data {
         guard let coder = allCoders.first(where: { $0.format == format && $0.canEncode }) else {
             throw MagpieError.encodingFailed(reason: .unsupportedFormat(format))
         }
-        return try coder.encode(image, options: options)
+        return try coder.encode(Self.prepared(image, for: coder, options: options), options: options)
+    }
+
+    /// `image` ready for `coder`: converted to sRGB (profile dropped) when stripping, when the coder cannot embed a
+    /// profile, or when the profile is gray or CMYK (encoders write RGB samples); metadata dropped unless kept.
+    static func prepared(_ image: Image, for coder: any ImageCoder, options: ImageEncodingOptions) -> Image {
+        var prepared = image
+        if let profile = image.colorProfile,
+            options.metadata == .strip || !coder.embedsColorProfile || profile.colorModel != .rgb
+        {
+            prepared = ColorConverter.convertedToSRGB(prepared)
+            // Whatever could not be converted (HDR transfer, an unreadable profile, CMYK already turned into RGB)
+            // is not described by the profile any more either.
+            prepared.colorProfile = nil
+        }
+        if options.metadata != .keep { prepared.metadata = .none }
+        return prepared
     }
 }

@@ -44,7 +44,8 @@ public struct JPEGCoder: ImageCoder {
     /// - Throws: ``MagpieError/decodingFailed(reason:)`` with `corruptData`, `truncatedData`, `tooLarge`
     ///   (checked against `options.limits` before allocating), `unsupportedFormat` (12-bit JPEG) or `outOfMemory`.
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
-        let orientation = options.appliesOrientation ? ImageOrientation(jpegData: data) : .up
+        let embedded = JPEGSegments.read(data)
+        let orientation = options.appliesOrientation ? ImageOrientation(exifPayload: embedded.metadata.exif ?? Data()) : .up
         var minimum = PixelSize(width: 0, height: 0)
         if options.targetSize != nil {
             let stored = try header(of: data)
@@ -56,15 +57,29 @@ public struct JPEGCoder: ImageCoder {
                     ? PixelSize(width: required.height, height: required.width) : required
             }
         }
+        // CMYK samples go through the file's CMYK profile only when sRGB is asked for; otherwise the C side applies
+        // the corpus's formula and the profile stays attached for the record.
+        let cmykProfile = options.colorSpace == .sRGB ? embedded.colorProfile.flatMap(ColorConverter.usableCMYKProfile) : nil
         var limits = CodecBridge.limits(options)
         var bitmap = mg_bitmap()
         var error = mg_error()
+        var rawCMYK: Int32 = 0
+        let flags = Int32(MG_JPEG_FAST) | (cmykProfile != nil ? Int32(MG_JPEG_KEEP_CMYK) : 0)
         let status = CodecBridge.withBytes(of: data) {
-            mg_jpeg_decode($0, $1, UInt32(minimum.width), UInt32(minimum.height), 1, &limits, &bitmap, &error)
+            mg_jpeg_decode($0, $1, UInt32(minimum.width), UInt32(minimum.height), flags, &limits, &bitmap, &rawCMYK, &error)
         }
         guard status == 0 else { throw CodecBridge.decodingError(error, format: .jpeg) }
-        let pixels = try orientation.apply(to: CodecBridge.pixels(adopting: bitmap))
-        return Image(pixels: pixels, scale: options.scale, format: .jpeg)
+        var stored = CodecBridge.pixels(adopting: bitmap)
+        var colorProfile = embedded.colorProfile
+        if rawCMYK != 0, let cmykProfile {
+            ColorConverter.convertCMYKInPlace(&stored, inverted: rawCMYK == 2, iccProfile: cmykProfile)
+            colorProfile = nil
+        }
+        var image = Image(pixels: try orientation.apply(to: stored), scale: options.scale, format: .jpeg)
+        image.colorProfile = colorProfile
+        image.metadata = embedded.metadata
+        image.sourceInfo = ImageSourceInfo(bitDepth: 8, hasAlpha: false)
+        return image
     }
 
     /// Encodes the first frame of `image` as a baseline or progressive JPEG.
@@ -87,8 +102,12 @@ public struct JPEGCoder: ImageCoder {
                 quality, options.progressive ? 1 : 0, &buffer, &error)
         }
         guard status == 0 else { throw CodecBridge.encodingError(error, format: .jpeg) }
-        return CodecBridge.data(adopting: buffer)
+        let embedded = EncodedMetadata(image, options)
+        return JPEGSegments.inserting(icc: embedded.icc, exif: embedded.exif, xmp: embedded.xmp, into: CodecBridge.data(adopting: buffer))
     }
+
+    /// True: JPEG carries an ICC profile in APP2 segments.
+    public var embedsColorProfile: Bool { true }
 }
 
 extension PixelBuffer {

@@ -38,10 +38,16 @@ public struct PNGCoder: ImageCoder {
     /// - Throws: ``MagpieError/decodingFailed(reason:)`` with `corruptData`, `truncatedData`, `tooLarge`
     ///   or `outOfMemory`.
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
+        let (embedded, info) = PNGMetadataChunks.read(data)
+        var image: Image
         if PNGChunks.declaresAnimation(data), let animation = try APNGDecoder(data: data).decode(options: options) {
-            return animation
+            image = animation
+        } else {
+            image = Image(pixels: try Self.decodeStill(data, options: options), scale: options.scale, format: .png)
         }
-        return Image(pixels: try Self.decodeStill(data, options: options), scale: options.scale, format: .png)
+        image = embedded.applied(to: image)
+        image.sourceInfo = info
+        return image
     }
 
     static func decodeStill(_ data: Data, options: ImageDecodingOptions) throws -> PixelBuffer {
@@ -66,11 +72,15 @@ public struct PNGCoder: ImageCoder {
         guard (0...9).contains(compressionLevel) else {
             throw MagpieError.encodingFailed(reason: .invalidOption("PNG compression level \(compressionLevel) is outside 0...9"))
         }
-        if image.isAnimated && !options.onlyFirstFrame {
-            return try APNGEncoder(compressionLevel: compressionLevel).encode(image)
-        }
-        return try encodeStill(image.pixels, dropAlpha: image.pixels.isOpaque)
+        let embedded = EncodedMetadata(image, options)
+        let png = image.isAnimated && !options.onlyFirstFrame
+            ? try APNGEncoder(compressionLevel: compressionLevel).encode(image)
+            : try encodeStill(image.pixels, dropAlpha: image.pixels.isOpaque)
+        return PNGMetadataChunks.inserting(icc: embedded.icc, exif: embedded.exif, xmp: embedded.xmp, into: png)
     }
+
+    /// True: PNG carries an ICC profile in `iCCP`.
+    public var embedsColorProfile: Bool { true }
 
     func encodeStill(_ pixels: PixelBuffer, dropAlpha: Bool) throws -> Data {
         var buffer = mg_buffer()

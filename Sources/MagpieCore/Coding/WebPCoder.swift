@@ -88,11 +88,15 @@ public struct WebPCoder: ImageCoder {
                     decoded.is_animated != 0 ? .milliseconds(Int(decoded.durations_ms[index])) : .zero
                 frames.append(ImageFrame(pixels: pixels, duration: duration))
             }
-            return try Image(
+            let (embedded, sourceInfo) = WebPMetadataChunks.read(data)
+            var image = try Image(
                 frames: frames,
                 loopCount: decoded.is_animated != 0 ? Int(decoded.loop_count) : nil,
                 format: .webp,
                 scale: options.scale)
+            image = embedded.applied(to: image)
+            image.sourceInfo = sourceInfo
+            return image
         }
     }
 
@@ -137,8 +141,13 @@ public struct WebPCoder: ImageCoder {
             }
         }
         guard Self.succeeded(status) else { throw CodecBridge.encodingError(error, format: .webp) }
-        return CodecBridge.data(adopting: output)
+        let embedded = EncodedMetadata(image, options)
+        return try WebPMetadataChunks.inserting(
+            icc: embedded.icc, exif: embedded.exif, xmp: embedded.xmp, into: CodecBridge.data(adopting: output))
     }
+
+    /// True: WebP carries an ICC profile in its `ICCP` chunk.
+    public var embedsColorProfile: Bool { true }
 
     private static func succeeded(_ status: Int32) -> Bool { status == Int32(MG_OK.rawValue) }
 

@@ -65,6 +65,32 @@ public enum ColorConverter {
         return true
     }
 
+    /// The ICC bytes of `profile` when it is a CMYK profile lcms2 can use, else nil (decoders then use their formula).
+    static func usableCMYKProfile(_ profile: ColorProfile) -> Data? {
+        guard profile.colorModel == .cmyk, let icc = profile.iccData,
+            transform(for: profile, layout: MG_COLOR_CMYK8) != nil
+        else { return nil }
+        return icc
+    }
+
+    /// Turns a bitmap holding CMYK samples (4 bytes per pixel) into opaque sRGB in place through `iccProfile`, or by
+    /// the corpus formula (`R = C*K/255` for inverted storage, `(255-C)*(255-K)/255` otherwise) if lcms2 fails.
+    static func convertCMYKInPlace(_ pixels: inout PixelBuffer, inverted: Bool, iccProfile: Data) {
+        let count = pixels.width * pixels.height
+        pixels.withUnsafeMutableBytes { raw in
+            guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+            if convertCMYK(base, inverted: inverted, iccProfile: iccProfile, into: base, pixelCount: count) { return }
+            for i in 0..<count {
+                let p = base + i * 4
+                let (c, m, y, k) = (UInt32(p[0]), UInt32(p[1]), UInt32(p[2]), UInt32(p[3]))
+                func channel(_ v: UInt32) -> UInt8 {
+                    inverted ? UInt8((v * k + 127) / 255) : UInt8(((255 - v) * (255 - k) + 127) / 255)
+                }
+                (p[0], p[1], p[2], p[3]) = (channel(c), channel(m), channel(y), 255)
+            }
+        }
+    }
+
     /// The ICC profile to embed for `profile` when encoding: its own ICC bytes, or one built from its CICP code points
     /// or gAMA/cHRM; nil when the colours are sRGB (nothing to embed) or cannot be described.
     static func iccForEmbedding(_ profile: ColorProfile) -> Data? {

@@ -22,7 +22,11 @@ struct MagpieCLITests {
         let ok = try magpie(["info", "--json", folder.appendingPathComponent("spinner.gif").path])
         #expect(ok.status == 0)
         let object = try JSONSerialization.jsonObject(with: Data(ok.stdout.utf8)) as? [String: Any]
-        #expect(Set(object?.keys.map { $0 } ?? []) == ["path", "format", "width", "height", "frames", "loopCount", "bytes"])
+        #expect(Set(object?.keys.map { $0 } ?? []) == [
+            "path", "format", "width", "height", "frames", "loopCount", "bytes", "bitDepth", "hasAlpha", "colorProfile",
+            "metadata",
+        ])
+        #expect(object?["colorProfile"] is NSNull && (object?["metadata"] as? [String]) == [])
         #expect(object?["format"] as? String == "gif" && object?["frames"] as? Int == 8 && object?["loopCount"] as? Int == 0)
 
         let bad = try magpie(["info", "--json", folder.appendingPathComponent("photo.jpg").path,

@@ -62,6 +62,52 @@ struct PNGCoderTests {
         #expect(image.pixels == (try animation()).pixels)
     }
 
+    /// Ways to break the APNG chunk rules, each applied to a valid 4-frame animation.
+    enum APNGViolation: String, CaseIterable, Sendable {
+        case secondACTLBeforeIDAT, secondACTLAfterIDAT, fcTLOutOfSequence, fdATOutOfSequence
+        case moreFramesDeclared, fewerFramesDeclared, frameOutsideCanvas
+
+        func apply(to chunks: [PNGChunk]) -> Data {
+            var out = PNGChunks.signature
+            var fcTLs = 0, fdATs = 0
+            for chunk in chunks {
+                var payload = Data(chunk.data)
+                let s = payload.startIndex
+                switch (self, chunk.type) {
+                case (.secondACTLAfterIDAT, "IDAT"):
+                    PNGChunks.write("IDAT", payload, to: &out)
+                    PNGChunks.write("acTL", chunks.first { $0.type == "acTL" }!.data, to: &out)
+                    continue
+                case (.secondACTLBeforeIDAT, "acTL"): PNGChunks.write("acTL", payload, to: &out)
+                case (.moreFramesDeclared, "acTL"): payload[s + 3] += 1
+                case (.fewerFramesDeclared, "acTL"): payload[s + 3] -= 1
+                case (.fcTLOutOfSequence, "fcTL"):
+                    fcTLs += 1
+                    if fcTLs == 3 { payload[s + 3] += 1 }  // skips a number: every later one is off too
+                case (.fdATOutOfSequence, "fdAT"):
+                    fdATs += 1
+                    if fdATs == 1 { payload[s + 3] = 0 }  // repeats fcTL 0's number
+                case (.frameOutsideCanvas, "fcTL"):
+                    fcTLs += 1
+                    if fcTLs == 2 { payload[s + 14] = 1 }  // x offset 256 on a 20-pixel canvas
+                default: break
+                }
+                PNGChunks.write(chunk.type, payload, to: &out)
+            }
+            return out
+        }
+    }
+
+    @Test("every violation of the APNG chunk rules decodes as the static default image", arguments: APNGViolation.allCases)
+    func apngViolationFallsBackToTheStillImage(_ violation: APNGViolation) throws {
+        let valid = try coder.encode(try animation(), options: .default)
+        let broken = violation.apply(to: PNGChunks.read(valid).chunks)
+        #expect(broken != valid)
+        let image = try coder.decode(broken, options: .default)
+        #expect(image.frames.count == 1, "\(violation): \(image.frames.count) frames")
+        #expect(image.pixels == (try animation()).pixels)
+    }
+
     @Test func animationFrameLimitIsEnforced() throws {
         let data = try coder.encode(try animation(), options: .default)
         let reason = TestImages.decodingReason {

@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+
+@testable import MagpieCore
+
+/// Colour profiles read, kept through processing and encoding, and converted to sRGB on request.
+struct ColorManagementTests {
+    let registry = ImageCoderRegistry.shared
+
+    static let corpus = Corpus.directory
+    static func corpusFile(_ path: String) throws -> Data {
+        try Data(contentsOf: corpus!.appendingPathComponent(path))
+    }
+
+    /// A flat 16×16 image of one colour, tagged with `profile`.
+    func swatch(_ color: RGBAColor, profile: ColorProfile?) throws -> Image {
+        var image = Image(pixels: try PixelBuffer(width: 16, height: 16, fill: color))
+        image.colorProfile = profile
+        return image
+    }
+
+    static let displayP3 = ColorProfile(
+        cicp: CICP(colorPrimaries: 12, transferCharacteristics: 13, matrixCoefficients: 0, fullRange: true))
+
+    @Test func displayP3CICPConvertsTowardsSaturatedSRGBAndKeepsGrayAndAlpha() throws {
+        let orange = try swatch(RGBAColor(red: 200, green: 100, blue: 50, alpha: 77), profile: Self.displayP3)
+        let converted = ColorConverter.convertedToSRGB(orange)
+        let pixel = converted.pixels[3, 3]
+        // P3's primaries are wider: the same numbers mean a more saturated colour, so sRGB needs more red, less green.
+        #expect(pixel.red > 205 && pixel.green < 100 && pixel.alpha == 77, "\(pixel)")
+        #expect(converted.colorProfile == nil)
+        let gray = ColorConverter.convertedToSRGB(try swatch(RGBAColor(red: 128, green: 128, blue: 128), profile: Self.displayP3))
+        let g = gray.pixels[0, 0]
+        #expect(abs(Int(g.red) - 128) <= 1 && abs(Int(g.green) - 128) <= 1 && abs(Int(g.blue) - 128) <= 1, "\(g)")
+    }
+
+    @Test func sRGBAndUnspecifiedCICPAreLeftAloneAndHDRIsNotToneMapped() throws {
+        let color = RGBAColor(red: 10, green: 200, blue: 90)
+        for cicp in [CICP.sRGB, CICP(colorPrimaries: 2, transferCharacteristics: 2, matrixCoefficients: 6, fullRange: true)] {
+            let converted = ColorConverter.convertedToSRGB(try swatch(color, profile: ColorProfile(cicp: cicp)))
+            #expect(converted.pixels[0, 0] == color && converted.colorProfile == nil)
+        }
+        let pq = ColorProfile(cicp: CICP(colorPrimaries: 9, transferCharacteristics: 16, matrixCoefficients: 9, fullRange: true))
+        #expect(pq.cicp?.isHDR == true && pq.name == "BT.2020 PQ")
+        let kept = ColorConverter.convertedToSRGB(try swatch(color, profile: pq))
+        #expect(kept.pixels[0, 0] == color && kept.colorProfile == pq)
+    }
+
+    @Test func aCICPProfileIsEmbeddedAsAnICCProfileThatDecodesToTheSameColours() throws {
+        let image = try swatch(RGBAColor(red: 200, green: 100, blue: 50), profile: Self.displayP3)
+        let png = try registry.encode(image, as: .png)
+        let decoded = try registry.decode(png)
+        let icc = try #require(decoded.colorProfile?.iccData)
+        #expect(ColorProfile(iccData: icc).colorModel == .rgb)
+        let viaICC = ColorConverter.convertedToSRGB(decoded).pixels[0, 0]
+        let viaCICP = ColorConverter.convertedToSRGB(image).pixels[0, 0]
+        #expect(abs(Int(viaICC.red) - Int(viaCICP.red)) <= 1 && abs(Int(viaICC.green) - Int(viaCICP.green)) <= 1)
+    }
+
+    @Test func encodersWithoutProfileSupportGetSRGBPixels() throws {
+        let image = try swatch(RGBAColor(red: 200, green: 100, blue: 50), profile: Self.displayP3)
+        let gif = try registry.decode(try registry.encode(image, as: .gif))
+        #expect(gif.colorProfile == nil)
+        let expected = ColorConverter.convertedToSRGB(image).pixels[0, 0]
+        let actual = gif.pixels[0, 0]
+        #expect(abs(Int(actual.red) - Int(expected.red)) <= 8 && abs(Int(actual.green) - Int(expected.green)) <= 8, "\(actual)")
+    }
+
+    @Test func strippingConvertsToSRGBAndWritesNoProfile() throws {
+        let image = try swatch(RGBAColor(red: 200, green: 100, blue: 50), profile: Self.displayP3)
+        var options = ImageEncodingOptions.default
+        options.metadata = .strip
+        options.lossless = true
+        let stripped = try registry.decode(try registry.encode(image, as: .webp, options: options))
+        #expect(stripped.colorProfile == nil)
+        #expect(stripped.pixels == ColorConverter.convertedToSRGB(image).pixels)
+    }
+
+    // MARK: - Metadata
+
+    /// A big-endian EXIF payload with Orientation 6 and a GPS IFD pointer (to an empty GPS IFD).
+    static let exifWithGPS: Data = {
+        var b: [UInt8] = [0x4D, 0x4D, 0, 42, 0, 0, 0, 8]  // header, IFD0 at 8
+        b += [0, 2]  // two entries
+        b += [0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, 6, 0, 0]  // Orientation SHORT 6
+        b += [0x88, 0x25, 0, 4, 0, 0, 0, 1, 0, 0, 0, 38]  // GPSInfo LONG -> 38
+        b += [0, 0, 0, 0]  // no next IFD
+        b += [0, 0, 0, 0, 0, 0]  // GPS IFD: no entries, no next
+        return Data(b)
+    }()
+
+    @Test("EXIF (and its GPS) is written only when asked, with the orientation reset", arguments: [ImageFormat.jpeg, .png, .webp])
+    func exifIsWrittenOnlyWhenKept(_ format: ImageFormat) throws {
+        var image = try swatch(RGBAColor(red: 1, green: 2, blue: 3), profile: nil)
+        image.metadata = ImageMetadata(exif: Self.exifWithGPS, xmp: Data("<x:xmpmeta/>".utf8))
+        let dropped = try registry.decode(try registry.encode(image, as: format))
+        #expect(dropped.metadata == .none && dropped.metadataKinds.isEmpty)
+
+        var keep = ImageEncodingOptions.default
+        keep.metadata = .keep
+        let kept = try registry.decode(try registry.encode(image, as: format, options: keep))
+        #expect(kept.metadataKinds == [.exif, .gps, .xmp])
+        #expect(ImageOrientation(exifPayload: try #require(kept.metadata.exif)) == .up)
+        #expect(kept.metadata.xmp == Data("<x:xmpmeta/>".utf8))
+    }
+
+    // MARK: - Corpus files
+
+    @Test(.enabled(if: corpus != nil, "../shared/corpus is absent"))
+    func aDisplayP3JPEGKeepsItsProfileThroughWebPAndPNGAndConvertsOnRequest() throws {
+        let data = try Self.corpusFile("icc/tower-displayp3.jpg")
+        let stored = try registry.decode(data)
+        let profile = try #require(stored.colorProfile)
+        #expect(profile.name == "Display P3" && stored.metadataKinds.contains(.icc))
+        for format in [ImageFormat.webp, .png] {
+            let again = try registry.decode(try registry.encode(stored, as: format))
+            #expect(again.colorProfile?.iccData == profile.iccData, "\(format)")
+        }
+        var options = ImageDecodingOptions.default
+        options.colorSpace = .sRGB
+        let converted = try registry.decode(data, options: options)
+        #expect(converted.colorProfile == nil && converted.pixels != stored.pixels)
+    }
+
+    @Test(.enabled(if: corpus != nil, "../shared/corpus is absent"))
+    func aCMYKJPEGWithAProfileConvertsThroughItOnlyWhenSRGBIsAsked() throws {
+        let data = try Self.corpusFile("icc/tower-cmyk-profile.jpg")
+        let stored = try registry.decode(data)
+        #expect(stored.colorProfile?.colorModel == .cmyk)
+        var options = ImageDecodingOptions.default
+        options.colorSpace = .sRGB
+        let converted = try registry.decode(data, options: options)
+        #expect(converted.colorProfile == nil && converted.pixels != stored.pixels)
+        // A CMYK profile cannot describe the RGB a JPEG encoder writes: it is not embedded.
+        #expect(try registry.decode(try registry.encode(stored, as: .jpeg)).colorProfile == nil)
+    }
+
+    @Test(.enabled(if: corpus != nil, "../shared/corpus is absent"))
+    func pngGammaAndChromaticitiesAndGIFProfilesAreRead() throws {
+        let png = try registry.decode(try Self.corpusFile("icc/branches-gama-chrm-adobe.png"))
+        #expect(png.colorProfile?.gamma != nil && png.colorProfile?.chromaticities != nil)
+        let srgbChunk = try registry.decode(try Self.corpusFile("icc/tux-srgb-chunk.png"))
+        #expect(srgbChunk.colorProfile?.isSRGB == true && srgbChunk.colorProfile?.name == "sRGB")
+        let gif = try registry.decode(try Self.corpusFile("gif-test-suite/icc-color-profile.gif"))
+        #expect(gif.colorProfile?.iccData != nil)
+    }
+}
