@@ -6,13 +6,23 @@ import Magpie
 // a decoder must refuse a bigger declared size itself, before allocating.
 let fuzzOptions = ImageDecodingOptions(limits: ImageDecodingLimits(
     maxPixelsPerFrame: 16_000_000, maxTotalBytes: 256 << 20, maxFrameCount: 500))
-let thumbnailOptions = ImageDecodingOptions(targetSize: PixelSize(width: 64, height: 64), limits: fuzzOptions.limits)
+// The thumbnail pass also converts to sRGB, so lcms2 parses whatever ICC profile, CICP or gAMA/cHRM the input carries.
+let thumbnailOptions: ImageDecodingOptions = {
+    var options = ImageDecodingOptions(targetSize: PixelSize(width: 64, height: 64), limits: fuzzOptions.limits)
+    options.colorSpace = .sRGB
+    return options
+}()
+let keepEverything: ImageEncodingOptions = {
+    var options = ImageEncodingOptions.default
+    options.metadata = .keep
+    return options
+}()
 let firstFrameOptions = ImageDecodingOptions(onlyFirstFrame: true, limits: fuzzOptions.limits)
 
-/// Every input goes through the JPEG header probe and the public decode entry point (format
-/// sniffing, then the coder: JPEG, PNG/APNG, GIF, WebP) three ways: at full size, as a
-/// downsampled thumbnail (DCT or WebP scaling), and first frame only. Any crash, sanitizer
-/// report, hang or untyped error is a finding.
+/// Every input goes through the header probes and the public decode entry point (format sniffing, then the
+/// coder of whichever format it is) three ways: at full size, as a downsampled thumbnail converted to sRGB, and
+/// first frame only; a decoded thumbnail is re-encoded as PNG with its profile and metadata kept and decoded
+/// again. Any crash, sanitizer report, hang or untyped error is a finding.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzDecode(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let data = Data(bytes: bytes, count: count)
@@ -23,12 +33,22 @@ public func fuzzDecode(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     } catch {
         fatalError("untyped error \(error)")
     }
+    do {
+        _ = try ImageCoderRegistry.shared.header(of: data)
+    } catch is MagpieError {
+    } catch {
+        fatalError("untyped error \(error)")
+    }
     for options in [fuzzOptions, thumbnailOptions, firstFrameOptions] {
         do {
             let image = try ImageCoderRegistry.shared.decode(data, options: options)
             precondition(image.frames.allSatisfy { $0.pixels.width == image.width && $0.pixels.height == image.height })
             precondition(image.width > 0 && image.height > 0)
-            if options.targetSize != nil { _ = try image.firstFrameOnly.resized(toFit: PixelSize(width: 64, height: 64)) }
+            if options.targetSize != nil {
+                let small = try image.firstFrameOnly.resized(toFit: PixelSize(width: 64, height: 64))
+                let png = try ImageCoderRegistry.shared.encode(small, as: .png, options: keepEverything)
+                _ = try ImageCoderRegistry.shared.decode(png)
+            }
         } catch is MagpieError {
             // The expected outcome for most mutated inputs.
         } catch {
