@@ -8,8 +8,8 @@ let package = Package(
     dependencies: [.package(name: "Magpie", path: "..")],
     targets: [
         .target(name: "FuzzDriver"),
-        .executableTarget(name: "DecodeFuzzer", dependencies: ["FuzzDriver", .product(name: "Magpie", package: "Magpie")]),
-        .executableTarget(name: "SpecFuzzer", dependencies: ["FuzzDriver", .product(name: "Magpie", package: "Magpie")]),
+        .executableTarget(name: "DecodeFuzzer", dependencies: ["FuzzDriver", .product(name: "MagpieCore", package: "Magpie")]),
+        .executableTarget(name: "SpecFuzzer", dependencies: ["FuzzDriver", .product(name: "MagpieCore", package: "Magpie")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,6 @@
 import Foundation
 import FuzzDriver
-import Magpie
+import MagpieCore
 
 // Limits small enough that libFuzzer's 2 GB RSS cap is never the thing that fails:
 // a decoder must refuse a bigger declared size itself, before allocating.

@@ -1,6 +1,6 @@
 import Foundation
 import FuzzDriver
-import Magpie
+import MagpieCore
 
 /// A small two-frame image with translucent pixels: big enough for every processor to do real
 /// work, small enough that a million runs stay fast.

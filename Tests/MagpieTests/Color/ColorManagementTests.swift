@@ -76,6 +76,13 @@ struct ColorManagementTests {
         #expect(stripped.pixels == ColorConverter.convertedToSRGB(image).pixels)
     }
 
+    @Test func anSRGBDecodeIsADifferentCacheVariantFromTheStoredColours() {
+        var options = ImageDecodingOptions.default
+        #expect(options.variantIdentifier == "")
+        options.colorSpace = .sRGB
+        #expect(options.variantIdentifier == "srgb")
+    }
+
     // MARK: - Metadata
 
     /// A big-endian EXIF payload with Orientation 6 and a GPS IFD pointer (to an empty GPS IFD).
