@@ -37,7 +37,7 @@ public struct ImageHeader: Sendable, Equatable {
 }
 
 extension ImageCoderRegistry {
-    /// Reads the format, size and (when cheap to tell) frame count from the header of JPEG, PNG/APNG, GIF or WebP
+    /// Reads the format, size and (when cheap to tell) frame count from the header of JPEG, PNG/APNG, GIF, WebP, AVIF or HEIF
     /// data, without decoding pixels or checking limits.
     ///
     /// - Parameter data: The file's bytes; for a frame count of GIF and animated WebP, the whole file.
@@ -51,6 +51,10 @@ extension ImageCoderRegistry {
         case .jpeg:
             let stored = try JPEGCoder().header(of: data)
             return ImageHeader(format: .jpeg, width: stored.width, height: stored.height, frameCount: 1)
+        case .avif:
+            return try AVIFCoder().header(of: data)
+        case .heic:
+            return try HEIFCoder().header(of: data)
         case .png, .gif, .webp:
             let parsed = data.withUnsafeBytes { bytes -> ImageHeader? in
                 let reader = HeaderBytes(bytes)
