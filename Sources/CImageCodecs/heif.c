@@ -48,6 +48,18 @@ static int open_primary(const uint8_t *data, size_t length, uint64_t side_limit,
     heif_context_set_max_decoding_threads(ctx, 0);
     struct heif_error error = heif_context_read_from_memory_without_copy(ctx, data, length, NULL);
     if (error.code == heif_error_Ok) error = heif_context_get_primary_image_handle(ctx, handle);
+    // A `pitm` naming a thumbnail (an item that is not top-level) means the file's real image is the
+    // first top-level one; libheif 1.15 would return the thumbnail.
+    heif_item_id primary = 0, first = 0;
+    if (error.code == heif_error_Ok && heif_context_get_primary_image_ID(ctx, &primary).code == heif_error_Ok &&
+        !heif_context_is_top_level_image_ID(ctx, primary) &&
+        heif_context_get_list_of_top_level_image_IDs(ctx, &first, 1) == 1) {
+        struct heif_image_handle *top = NULL;
+        if (heif_context_get_image_handle(ctx, first, &top).code == heif_error_Ok) {
+            heif_image_handle_release(*handle);
+            *handle = top;
+        }
+    }
     if (error.code != heif_error_Ok) {
         int status = fail_heif(err, error, "reading the HEIF container");
         heif_context_free(ctx);
@@ -170,6 +182,74 @@ static int copy_pixels(const struct heif_image *image, int depth, mg_bitmap *out
     return MG_OK;
 }
 
+// libheif 1.15 ignores an nclx `full_range_flag` of 0 and converts limited-range YCbCr as if it were full
+// range. For such files (without alpha) libheif is asked for upsampled 4:4:4 YCbCr and the conversion is done
+// here with the nclx matrix. Returns 1 and the matrix's Kr and Kb when that applies.
+static int needs_limited_range(const struct heif_image_handle *handle, const mg_heif_info *info, double *kr,
+                               double *kb) {
+    if (info->has_alpha || heif_image_handle_get_color_profile_type(handle) != heif_color_profile_type_nclx) return 0;
+    struct heif_color_profile_nclx *nclx = NULL;
+    if (heif_image_handle_get_nclx_color_profile(handle, &nclx).code != heif_error_Ok || !nclx) return 0;
+    int limited = !nclx->full_range_flag;
+    int matrix = (int)nclx->matrix_coefficients;
+    heif_nclx_color_profile_free(nclx);
+    if (!limited) return 0;
+    switch (matrix) {
+    case 1: *kr = 0.2126; *kb = 0.0722; return 1;            // BT.709
+    case 5: case 6: *kr = 0.299; *kb = 0.114; return 1;      // BT.601
+    case 9: case 10: *kr = 0.2627; *kb = 0.0593; return 1;   // BT.2020
+    default: return 0;
+    }
+}
+
+static double sample_at(const uint8_t *row, int x, int wide) {
+    return wide ? (double)((uint32_t)row[2 * x] | (uint32_t)row[2 * x + 1] << 8) : (double)row[x];
+}
+
+static uint8_t to_byte(double v) {
+    v = v * 255.0 + 0.5;
+    return v <= 0 ? 0 : v >= 255 ? 255 : (uint8_t)v;
+}
+
+// Limited-range 4:4:4 YCbCr (Y 16...235, Cb/Cr 16...240, scaled to the bit depth) to opaque RGBA8.
+static int convert_limited(const struct heif_image *image, double kr, double kb, mg_bitmap *out, mg_error *err) {
+    int width = heif_image_get_width(image, heif_channel_Y);
+    int height = heif_image_get_height(image, heif_channel_Y);
+    int depth = heif_image_get_bits_per_pixel_range(image, heif_channel_Y);
+    int y_stride = 0, cb_stride = 0, cr_stride = 0;
+    const uint8_t *yp = heif_image_get_plane_readonly(image, heif_channel_Y, &y_stride);
+    const uint8_t *cbp = heif_image_get_plane_readonly(image, heif_channel_Cb, &cb_stride);
+    const uint8_t *crp = heif_image_get_plane_readonly(image, heif_channel_Cr, &cr_stride);
+    if (!yp || !cbp || !crp || width <= 0 || height <= 0 || depth < 8 || depth > 16 ||
+        heif_image_get_width(image, heif_channel_Cb) != width || heif_image_get_height(image, heif_channel_Cb) != height)
+        return mg_fail(err, MG_ERR_CORRUPT, "libheif returned no 4:4:4 YCbCr planes");
+    size_t size = (size_t)width * height * 4;
+    uint8_t *pixels = mg_alloc_pixels(size);
+    if (!pixels) return mg_fail(err, MG_ERR_NO_MEMORY, "could not allocate %zu bytes for %dx%d", size, width, height);
+    double scale = (double)(1 << (depth - 8));
+    double y_offset = 16 * scale, c_offset = 128 * scale, y_range = 219 * scale, c_range = 224 * scale;
+    double kg = 1 - kr - kb;
+    int wide = depth > 8;
+    for (int y = 0; y < height; y++) {
+        const uint8_t *yr = yp + (size_t)y * y_stride, *cbr = cbp + (size_t)y * cb_stride, *crr = crp + (size_t)y * cr_stride;
+        uint8_t *dst = pixels + (size_t)y * width * 4;
+        for (int x = 0; x < width; x++) {
+            double luma = (sample_at(yr, x, wide) - y_offset) / y_range;
+            double cb = (sample_at(cbr, x, wide) - c_offset) / c_range;
+            double cr = (sample_at(crr, x, wide) - c_offset) / c_range;
+            double r = luma + 2 * (1 - kr) * cr;
+            double b = luma + 2 * (1 - kb) * cb;
+            double g = (luma - kr * r - kb * b) / kg;
+            dst[4 * x] = to_byte(r);
+            dst[4 * x + 1] = to_byte(g);
+            dst[4 * x + 2] = to_byte(b);
+            dst[4 * x + 3] = 255;
+        }
+    }
+    *out = (mg_bitmap){pixels, (uint32_t)width, (uint32_t)height};
+    return MG_OK;
+}
+
 int mg_heif_decode(const uint8_t *data, size_t length, const mg_limits *limits, mg_bitmap *out,
                    mg_image_meta *meta, mg_error *err) {
     if (out) memset(out, 0, sizeof *out);
@@ -189,17 +269,23 @@ int mg_heif_decode(const uint8_t *data, size_t length, const mg_limits *limits, 
         status = mg_fail(err, MG_ERR_UNSUPPORTED, "%d bits per sample", depth);
 
     struct heif_image *image = NULL;
+    double kr = 0, kb = 0;
+    int limited = status == MG_OK && needs_limited_range(handle, &info, &kr, &kb);
     if (status == MG_OK) {
         struct heif_decoding_options *options = heif_decoding_options_alloc();
         if (!options) status = mg_fail(err, MG_ERR_NO_MEMORY, "could not allocate decoding options");
         else {
-            enum heif_chroma chroma = depth > 8 ? heif_chroma_interleaved_RRGGBBAA_LE : heif_chroma_interleaved_RGBA;
-            struct heif_error error = heif_decode_image(handle, &image, heif_colorspace_RGB, chroma, options);
+            enum heif_colorspace space = limited ? heif_colorspace_YCbCr : heif_colorspace_RGB;
+            enum heif_chroma chroma = limited ? heif_chroma_444
+                                      : depth > 8 ? heif_chroma_interleaved_RRGGBBAA_LE : heif_chroma_interleaved_RGBA;
+            struct heif_error error = heif_decode_image(handle, &image, space, chroma, options);
             heif_decoding_options_free(options);
             if (error.code != heif_error_Ok) status = fail_heif(err, error, "decoding the HEIF image");
         }
     }
-    if (status == MG_OK) {
+    if (status == MG_OK && limited) {
+        status = convert_limited(image, kr, kb, out, err);
+    } else if (status == MG_OK) {
         // libheif reports the depth of what it returned; the handle's luma depth can differ (alpha, chroma).
         int returned = heif_image_get_bits_per_pixel_range(image, heif_channel_interleaved);
         status = copy_pixels(image, depth > 8 ? (returned > 8 ? returned : depth) : 8, out, err);
