@@ -362,7 +362,13 @@ static avifImage *make_image(uint32_t width, uint32_t height, const mg_avif_enco
         image->colorPrimaries = AVIF_COLOR_PRIMARIES_BT709;
         image->transferCharacteristics = AVIF_TRANSFER_CHARACTERISTICS_SRGB;
     }
-    if (options->exif && options->exif_length) avifImageSetMetadataExif(image, options->exif, options->exif_length);
+    if (options->exif && options->exif_length) {
+        avifImageSetMetadataExif(image, options->exif, options->exif_length);
+        // libavif 0.11 turns the EXIF orientation into irot/imir; our pixels are already upright.
+        image->transformFlags &= ~(avifTransformFlags)(AVIF_TRANSFORM_IROT | AVIF_TRANSFORM_IMIR);
+        image->irot.angle = 0;
+        image->imir.mode = 0;
+    }
     if (options->xmp && options->xmp_length) avifImageSetMetadataXMP(image, options->xmp, options->xmp_length);
     return image;
 }
