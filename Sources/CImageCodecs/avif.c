@@ -14,8 +14,18 @@
 // ---------------------------------------------------------------------------------------------
 // Errors
 
+// The size in libavif's messages about refused dimensions: "Item ID [1] dimensions are too large
+// [65535x65535]" (ispe) or "Grid box contains illegal dimensions: [W x H]" (grid output size).
+static int declared_size(const char *diag, unsigned *width, unsigned *height) {
+    if (!strstr(diag, "dimensions")) return 0;
+    const char *open = strrchr(diag, '[');
+    return open && (sscanf(open, "[%ux%u]", width, height) == 2 || sscanf(open, "[%u x %u]", width, height) == 2);
+}
+
 static int status_for(avifResult result, const char *diag) {
-    if (strstr(diag, "too large")) return MG_ERR_TOO_LARGE;
+    unsigned width = 0, height = 0;
+    // A grid of zero size is "illegal" too; only a non-empty declared size was refused for being large.
+    if (declared_size(diag, &width, &height) && width > 0 && height > 0) return MG_ERR_TOO_LARGE;
     if (result == AVIF_RESULT_TRUNCATED_DATA || strstr(diag, "truncated")) return MG_ERR_TRUNCATED;
     switch (result) {
     case AVIF_RESULT_OUT_OF_MEMORY: return MG_ERR_NO_MEMORY;
@@ -106,11 +116,10 @@ static void fill_info(const avifDecoder *decoder, mg_avif_info *info) {
     info->bit_depth = decoder->image->depth;
 }
 
-// "Item ID [1] dimensions are too large [65535x65535]": the declared size, for describing a bomb.
+// The declared size of an item libavif refused as too large, for describing a bomb.
 static void size_from_message(const char *message, mg_avif_info *info) {
-    const char *open = strrchr(message, '[');
     unsigned width = 0, height = 0;
-    if (open && sscanf(open, "[%ux%u]", &width, &height) == 2) {
+    if (declared_size(message, &width, &height)) {
         info->width = width;
         info->height = height;
         info->frame_count = 1;

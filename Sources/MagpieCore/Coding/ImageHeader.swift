@@ -37,8 +37,9 @@ public struct ImageHeader: Sendable, Equatable {
 }
 
 extension ImageCoderRegistry {
-    /// Reads the format, size and (when cheap to tell) frame count from the header of JPEG, PNG/APNG, GIF, WebP, AVIF or HEIF
-    /// data, without decoding pixels or checking limits.
+    /// Reads the format, size and (when cheap to tell) frame count from the header of JPEG, PNG/APNG, GIF, WebP,
+    /// AVIF or HEIF data, without decoding pixels or checking limits (AVIF and HEIF: the displayed size, after
+    /// `clap` and `irot`; libavif's and libheif's own size checks still apply while parsing).
     ///
     /// - Parameter data: The file's bytes; for a frame count of GIF and animated WebP, the whole file.
     /// - Returns: What the header declares.
