@@ -250,6 +250,20 @@ static int convert_limited(const struct heif_image *image, double kr, double kb,
     return MG_OK;
 }
 
+// libheif 1.15 hands premultiplied colour over as stored (libavif un-premultiplies, libheif does not).
+static void unpremultiply(mg_bitmap *bitmap) {
+    size_t count = (size_t)bitmap->width * bitmap->height;
+    uint8_t *p = bitmap->pixels;
+    for (size_t i = 0; i < count; i++, p += 4) {
+        uint32_t a = p[3];
+        if (a == 255) continue;
+        for (int c = 0; c < 3; c++) {
+            uint32_t v = a ? ((uint32_t)p[c] * 255 + a / 2) / a : 0;
+            p[c] = (uint8_t)(v > 255 ? 255 : v);
+        }
+    }
+}
+
 int mg_heif_decode(const uint8_t *data, size_t length, const mg_limits *limits, mg_bitmap *out,
                    mg_image_meta *meta, mg_error *err) {
     if (out) memset(out, 0, sizeof *out);
@@ -290,6 +304,7 @@ int mg_heif_decode(const uint8_t *data, size_t length, const mg_limits *limits, 
         int returned = heif_image_get_bits_per_pixel_range(image, heif_channel_interleaved);
         status = copy_pixels(image, depth > 8 ? (returned > 8 ? returned : depth) : 8, out, err);
     }
+    if (status == MG_OK && info.has_alpha && heif_image_handle_is_premultiplied_alpha(handle)) unpremultiply(out);
     if (status == MG_OK) read_meta(handle, &info, meta);
     if (image) heif_image_release(image);
     heif_image_handle_release(handle);

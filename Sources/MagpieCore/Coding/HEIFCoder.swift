@@ -9,10 +9,13 @@ import Foundation
 ///
 /// Decoding
 /// - The primary image (grids and tiles as phones write them included) comes out as straight-alpha RGBA8, one
-///   frame; thumbnails, depth maps and other top-level images are ignored.
+///   frame; thumbnails, depth maps and other top-level images are ignored (when `pitm` names a thumbnail, the
+///   first top-level image is decoded). Premultiplied-alpha files come out straight (libheif 1.15 does not
+///   un-premultiply, so the coder does).
 /// - libheif applies `clap`, `irot` and `imir`; the EXIF orientation is *not* applied on top, whatever
 ///   ``ImageDecodingOptions/appliesOrientation`` says.
-/// - More than 8 bits per sample become `round(v*255/(2^d-1))`.
+/// - More than 8 bits per sample become `round(v*255/(2^d-1))`. Limited-range YCbCr stated by an nclx box is
+///   converted here with the nclx matrix, because libheif 1.15 ignores `full_range_flag = 0`.
 /// - Limits: libheif's own side limit is lowered to the pixel limit while parsing, then the primary image's
 ///   `ispe` and displayed sizes are checked before anything is decoded.
 /// - The colour description (the ICC profile, or the nclx code points), EXIF and XMP, the bit depth and alpha
