@@ -9,6 +9,8 @@
 #include "mg_png.h"
 #include "mg_gif.h"
 #include "mg_webp.h"
+#include "mg_avif.h"
+#include "mg_heif.h"
 #include "mg_color.h"
 
 #endif

@@ -37,8 +37,9 @@ public struct ImageHeader: Sendable, Equatable {
 }
 
 extension ImageCoderRegistry {
-    /// Reads the format, size and (when cheap to tell) frame count from the header of JPEG, PNG/APNG, GIF or WebP
-    /// data, without decoding pixels or checking limits.
+    /// Reads the format, size and (when cheap to tell) frame count from the header of JPEG, PNG/APNG, GIF, WebP,
+    /// AVIF or HEIF data, without decoding pixels or checking limits (AVIF and HEIF: the displayed size, after
+    /// `clap` and `irot`; libavif's and libheif's own size checks still apply while parsing).
     ///
     /// - Parameter data: The file's bytes; for a frame count of GIF and animated WebP, the whole file.
     /// - Returns: What the header declares.
@@ -51,6 +52,10 @@ extension ImageCoderRegistry {
         case .jpeg:
             let stored = try JPEGCoder().header(of: data)
             return ImageHeader(format: .jpeg, width: stored.width, height: stored.height, frameCount: 1)
+        case .avif:
+            return try AVIFCoder().header(of: data)
+        case .heic:
+            return try HEIFCoder().header(of: data)
         case .png, .gif, .webp:
             let parsed = data.withUnsafeBytes { bytes -> ImageHeader? in
                 let reader = HeaderBytes(bytes)

@@ -47,15 +47,15 @@ struct ImageCoderRegistryTests {
 
     @Test func theRegistryIsTheOneListOfWhatDecodesAndEncodes() throws {
         let registry = ImageCoderRegistry()
-        #expect(registry.decodableFormats == [.jpeg, .png, .gif, .webp])
-        #expect(registry.encodableFormats == [.jpeg, .png, .gif, .webp])
+        #expect(registry.decodableFormats == [.jpeg, .png, .gif, .webp, .heic, .avif])
+        #expect(registry.encodableFormats == [.jpeg, .png, .gif, .webp, .avif])
         #expect(!registry.canDecode(.bmp) && !registry.canEncode(.bmp))
         // A decode-only coder: decodable from now on, still not encodable.
         registry.register(PixelCoder())
-        #expect(registry.decodableFormats == [.jpeg, .png, .gif, .webp, .bmp])
+        #expect(registry.decodableFormats == [.jpeg, .png, .gif, .webp, .heic, .avif, .bmp])
         #expect(registry.canDecode(.bmp))
         #expect(!registry.canEncode(.bmp))
-        #expect(registry.encodableFormats == [.jpeg, .png, .gif, .webp])
+        #expect(registry.encodableFormats == [.jpeg, .png, .gif, .webp, .avif])
         registry.unregisterCoders(for: .webp)
         #expect(!registry.canDecode(.webp) && !registry.encodableFormats.contains(.webp))
         #expect(!ImageCoderRegistry().canDecode(.unknown))
