@@ -1,4 +1,5 @@
 import CImageCodecs
+import Crypto
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -94,6 +95,8 @@ public enum ColorConverter {
     /// The ICC profile to embed for `profile` when encoding: its own ICC bytes, or one built from its CICP code points
     /// or gAMA/cHRM; nil when the colours are sRGB (nothing to embed) or cannot be described.
     static func iccForEmbedding(_ profile: ColorProfile) -> Data? {
+        // Encoders write RGB samples: a gray or CMYK profile cannot describe them.
+        guard profile.colorModel == .rgb else { return nil }
         if let icc = profile.iccData { return icc }
         guard !profile.isSRGB, var space = rgbSpace(of: profile) else { return nil }
         var buffer = mg_buffer()
@@ -110,24 +113,34 @@ public enum ColorConverter {
         deinit { mg_color_transform_free(pointer) }
     }
 
+    /// A transform's identity: the SHA-256 of the profile bytes (or of the synthetic space's numbers) and the pixel
+    /// layout. Plain integers, so the cache holds no copies of profiles (LeakSanitizer also cannot follow Swift's
+    /// tagged references inside dictionary keys, and reported them as leaks).
     private struct TransformKey: Hashable {
-        var icc: Data?
-        var space: [Double]
+        var digest: SIMD4<UInt64>
         var layout: UInt32
     }
 
-    /// Built transforms (and profiles lcms2 refused, as nil); emptied when it passes 64 entries.
-    private static let transforms = Mutex<[TransformKey: Transform?]>([:])
+    /// Built transforms, and the keys of profiles lcms2 refused; emptied when it passes 64 entries.
+    private static let transforms = Mutex<(built: [TransformKey: Transform], refused: Set<TransformKey>)>(([:], []))
 
     private static func transform(for profile: ColorProfile, layout: mg_color_layout) -> Transform? {
         let space = profile.iccData == nil ? rgbSpace(of: profile) : nil
-        guard profile.iccData != nil || space != nil else { return nil }
-        let key = TransformKey(
-            icc: profile.iccData,
-            space: space.map { [$0.white_x, $0.white_y, $0.red_x, $0.red_y, $0.green_x, $0.green_y, $0.blue_x,
-                               $0.blue_y, Double($0.transfer), $0.gamma] } ?? [],
-            layout: layout.rawValue)
-        if let cached = transforms.withLock({ $0[key] }) { return cached }
+        let digest: SHA256.Digest
+        if let icc = profile.iccData {
+            digest = SHA256.hash(data: icc)
+        } else if let space {
+            let numbers = [space.white_x, space.white_y, space.red_x, space.red_y, space.green_x, space.green_y,
+                           space.blue_x, space.blue_y, Double(space.transfer), space.gamma]
+            digest = numbers.withUnsafeBytes { SHA256.hash(data: $0) }
+        } else {
+            return nil
+        }
+        let words = digest.withUnsafeBytes { raw in (0..<4).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) } }
+        let key = TransformKey(digest: SIMD4(words[0], words[1], words[2], words[3]), layout: layout.rawValue)
+        let cached = transforms.withLock { ($0.built[key], $0.refused.contains(key)) }
+        if let built = cached.0 { return built }
+        if cached.1 { return nil }
         // Built outside the lock: creating a transform takes milliseconds; a rare duplicate is harmless.
         var error = mg_error()
         let pointer: UnsafeMutableRawPointer? =
@@ -140,8 +153,8 @@ public enum ColorConverter {
             }
         let built = pointer.map(Transform.init)
         transforms.withLock { cache in
-            if cache.count >= 64 { cache.removeAll() }
-            cache[key] = built
+            if cache.built.count + cache.refused.count >= 64 { cache = ([:], []) }
+            if let built { cache.built[key] = built } else { cache.refused.insert(key) }
         }
         return built
     }
