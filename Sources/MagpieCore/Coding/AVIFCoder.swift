@@ -44,6 +44,8 @@ public struct AVIFCoder: ImageCoder {
 
     /// Always true: AVIF encoding is implemented.
     public var canEncode: Bool { true }
+    /// True: AVIF carries the ICC profile (or CICP in an `nclx` box).
+    public var embedsColorProfile: Bool { true }
 
     /// Reads the displayed size (after `clap` and `irot`) and frame count from the container without decoding.
     ///
