@@ -10,5 +10,6 @@
 #include "mg_gif.h"
 #include "mg_webp.h"
 #include "mg_color.h"
+#include "mg_svg.h"
 
 #endif
