@@ -12,5 +12,6 @@
 #include "mg_avif.h"
 #include "mg_heif.h"
 #include "mg_color.h"
+#include "mg_svg.h"
 
 #endif

@@ -25,9 +25,9 @@ public final class ImageCoderRegistry: Sendable {
     }
 
     /// New instances of the built-in coders: ``JPEGCoder``, ``PNGCoder`` (PNG and APNG), ``GIFCoder``, ``WebPCoder``,
-    /// ``AVIFCoder``, ``HEIFCoder`` (decode only).
+    /// ``AVIFCoder``, ``HEIFCoder`` (decode only), ``BMPCoder``, ``ICOCoder`` (ICO and CUR), ``SVGCoder``.
     public static var builtInCoders: [any ImageCoder] {
-        [JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder(), AVIFCoder(), HEIFCoder()]
+        [JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder(), AVIFCoder(), HEIFCoder(), BMPCoder(), ICOCoder(), SVGCoder()]
     }
 
     /// Adds `coder`, taking precedence over those already registered (including a built-in coder for the same format).

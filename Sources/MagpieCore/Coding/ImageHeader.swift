@@ -73,6 +73,9 @@ extension ImageCoderRegistry {
                 throw MagpieError.decodingFailed(reason: .corruptData(format, message: message))
             }
             return parsed
+        case .bmp: return try BMPCoder().header(of: data)
+        case .ico: return try ICOCoder().header(of: data)
+        case .svg: return try SVGCoder().header(of: data)
         case .unknown:
             let hex = data.prefix(8).map(\.hexDigits).joined(separator: " ")
             throw MagpieError.decodingFailed(reason: .unknownFormat(leadingBytes: hex))

@@ -1,0 +1,276 @@
+// SVG rendering with librsvg 2.54 + cairo.
+//
+// Why the prototypes below are declared here instead of including <librsvg/rsvg.h>, <cairo.h> and <glib.h>: those
+// headers need the pkg-config include folders of glib, cairo and gdk-pixbuf, and handing those to this C target
+// makes SwiftPM warn about `-pthread` (the project builds with zero warnings). The libraries are already linked by
+// Package.swift. Every declaration was checked against the installed headers: librsvg 2.54.7
+// (/usr/include/librsvg-2.0/librsvg/rsvg.h, rsvg-cairo.h), cairo 1.16 (/usr/include/cairo/cairo.h) and glib 2.74
+// (glib/gerror.h, glib/gtypes.h). Only opaque pointers and plain structs cross this boundary.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "internal.h"
+#include "mg_svg.h"
+
+typedef int gboolean;                 // glib/gtypes.h: typedef gint gboolean
+typedef struct {                      // glib/gerror.h: struct _GError
+    uint32_t domain;                  // GQuark (guint32)
+    int code;
+    char *message;
+} GError;
+typedef struct _RsvgHandle RsvgHandle;
+typedef struct {                      // rsvg.h: struct _RsvgRectangle
+    double x, y, width, height;
+} RsvgRectangle;
+typedef struct {                      // rsvg.h: RsvgLength (RsvgUnit is a C enum)
+    double length;
+    int unit;
+} RsvgLength;
+enum { RSVG_UNIT_PERCENT = 0 };
+typedef struct _cairo cairo_t;
+typedef struct _cairo_surface cairo_surface_t;
+enum { CAIRO_FORMAT_ARGB32 = 0, CAIRO_STATUS_SUCCESS = 0 };
+
+extern RsvgHandle *rsvg_handle_new_from_data(const uint8_t *data, size_t data_len, GError **error);
+extern void rsvg_handle_set_dpi(RsvgHandle *handle, double dpi);
+extern gboolean rsvg_handle_get_intrinsic_size_in_pixels(RsvgHandle *handle, double *out_width, double *out_height);
+extern void rsvg_handle_get_intrinsic_dimensions(RsvgHandle *handle, gboolean *out_has_width, RsvgLength *out_width,
+                                                 gboolean *out_has_height, RsvgLength *out_height,
+                                                 gboolean *out_has_viewbox, RsvgRectangle *out_viewbox);
+extern gboolean rsvg_handle_get_geometry_for_element(RsvgHandle *handle, const char *id, RsvgRectangle *out_ink_rect,
+                                                     RsvgRectangle *out_logical_rect, GError **error);
+extern gboolean rsvg_handle_render_document(RsvgHandle *handle, cairo_t *cr, const RsvgRectangle *viewport,
+                                            GError **error);
+extern void g_object_unref(void *object);
+extern void g_error_free(GError *error);
+extern cairo_surface_t *cairo_image_surface_create_for_data(unsigned char *data, int format, int width, int height,
+                                                            int stride);
+extern int cairo_surface_status(cairo_surface_t *surface);
+extern cairo_t *cairo_create(cairo_surface_t *target);
+extern int cairo_status(cairo_t *cr);
+extern void cairo_scale(cairo_t *cr, double sx, double sy);
+extern void cairo_surface_flush(cairo_surface_t *surface);
+extern void cairo_destroy(cairo_t *cr);
+extern void cairo_surface_destroy(cairo_surface_t *surface);
+
+/// Cairo cannot make image surfaces wider or taller than this.
+#define MG_SVG_MAX_SIDE 32767
+/// librsvg's own element limit. It refuses a document with more elements only after building them all, which for a
+/// small compressed bomb takes half a minute and more than a gigabyte; counting start tags first refuses it at once.
+#define MG_SVG_MAX_ELEMENTS 1000000u
+
+typedef struct {
+    uint64_t count;
+    int after_open;  // the previous byte was '<'
+} tag_counter;
+
+static int is_name_start(uint8_t c) {
+    uint8_t lower = c | 0x20;
+    return (lower >= 'a' && lower <= 'z') || c == '_' || c == ':' || c >= 0x80;
+}
+
+/// Counts `<` followed by a name's first character: start tags (and, harmlessly, the odd one inside a comment).
+static void count_tags(tag_counter *counter, const uint8_t *bytes, size_t length) {
+    size_t i = 0;
+    if (counter->after_open && length > 0) {
+        if (is_name_start(bytes[0])) counter->count++;
+    }
+    counter->after_open = 0;
+    while (i < length) {
+        const uint8_t *open = memchr(bytes + i, '<', length - i);
+        if (!open) return;
+        i = (size_t)(open - bytes) + 1;
+        if (i == length) {
+            counter->after_open = 1;
+            return;
+        }
+        if (is_name_start(bytes[i])) counter->count++;
+    }
+}
+
+/// Whether the document (inflated first when gzip-compressed) has more start tags than librsvg accepts elements.
+static int too_many_elements(const uint8_t *data, size_t length) {
+    tag_counter counter = {0, 0};
+    if (length < 2 || data[0] != 0x1F || data[1] != 0x8B) {
+        count_tags(&counter, data, length);
+        return counter.count > MG_SVG_MAX_ELEMENTS;
+    }
+    z_stream stream;
+    memset(&stream, 0, sizeof stream);
+    if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK) return 0;
+    enum { CHUNK = 1 << 16 };
+    uint8_t *chunk = malloc(CHUNK);
+    if (!chunk) {
+        inflateEnd(&stream);
+        return 0;
+    }
+    stream.next_in = (uint8_t *)data;
+    stream.avail_in = (uInt)(length > 0xFFFFFFFFu ? 0xFFFFFFFFu : length);
+    int result = Z_OK;
+    while (result == Z_OK && counter.count <= MG_SVG_MAX_ELEMENTS) {
+        stream.next_out = chunk;
+        stream.avail_out = CHUNK;
+        result = inflate(&stream, Z_NO_FLUSH);
+        count_tags(&counter, chunk, CHUNK - stream.avail_out);
+    }
+    free(chunk);
+    inflateEnd(&stream);
+    return counter.count > MG_SVG_MAX_ELEMENTS;  // broken gzip data is left for librsvg to report
+}
+
+static int fail_gerror(mg_error *err, int status, const char *what, GError *error) {
+    int result = mg_fail(err, status, "%s: %s", what, error && error->message ? error->message : "unknown error");
+    if (error) g_error_free(error);
+    return result;
+}
+
+/// The size rsvg-convert 2.54 uses: width/height in pixels at 96 dpi; else the viewBox; else the size (not the
+/// position) of the drawing's ink extent, which is also what librsvg 2.54 itself reports for a document with neither.
+static int intrinsic_size(RsvgHandle *handle, double *width, double *height, mg_error *err) {
+    if (rsvg_handle_get_intrinsic_size_in_pixels(handle, width, height)) return MG_OK;
+    gboolean has_width = 0, has_height = 0, has_viewbox = 0;
+    RsvgLength w = {0, 0}, h = {0, 0};
+    RsvgRectangle viewbox = {0, 0, 0, 0};
+    rsvg_handle_get_intrinsic_dimensions(handle, &has_width, &w, &has_height, &h, &has_viewbox, &viewbox);
+    if (has_viewbox) {
+        *width = viewbox.width;
+        *height = viewbox.height;
+        return MG_OK;
+    }
+    RsvgRectangle ink, logical;
+    GError *error = NULL;
+    if (!rsvg_handle_get_geometry_for_element(handle, NULL, &ink, &logical, &error))
+        return fail_gerror(err, MG_ERR_CORRUPT, "cannot measure the SVG document", error);
+    *width = ink.width;
+    *height = ink.height;
+    return MG_OK;
+}
+
+/// `value` rounded up to whole pixels, forgiving the float noise of exact sizes (100.0000001 stays 100).
+static double whole_pixels(double value) { return ceil(value - 1e-6); }
+
+/// Premultiplied native-endian ARGB32 to straight RGBA bytes, in place (cairo's own PNG writer rounds the same way).
+static void unpremultiply(uint8_t *pixels, size_t count) {
+    uint32_t *words = (uint32_t *)pixels;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t argb = words[i];
+        uint32_t a = argb >> 24, r = (argb >> 16) & 0xFF, g = (argb >> 8) & 0xFF, b = argb & 0xFF;
+        if (a != 0 && a != 255) {
+            r = (r * 255 + a / 2) / a;
+            g = (g * 255 + a / 2) / a;
+            b = (b * 255 + a / 2) / a;
+        }
+        uint8_t *p = pixels + i * 4;
+        p[0] = (uint8_t)r;
+        p[1] = (uint8_t)g;
+        p[2] = (uint8_t)b;
+        p[3] = (uint8_t)a;
+    }
+}
+
+static int render(RsvgHandle *handle, const mg_svg_info *info, mg_bitmap *out, mg_error *err) {
+    size_t count = (size_t)info->width * info->height;
+    uint8_t *pixels = mg_alloc_pixels(count * 4);
+    if (!pixels) return mg_fail(err, MG_ERR_NO_MEMORY, "cannot allocate %zu bytes for the SVG render", count * 4);
+    memset(pixels, 0, count * 4);  // transparent background
+    cairo_surface_t *surface = cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, (int)info->width,
+                                                                   (int)info->height, (int)info->width * 4);
+    if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
+        cairo_surface_destroy(surface);
+        free(pixels);
+        return mg_fail(err, MG_ERR_NO_MEMORY, "cairo cannot create a %ux%u surface", info->width, info->height);
+    }
+    cairo_t *cr = cairo_create(surface);
+    // The document is laid out at its intrinsic size and the context scaled to the output, so a document without a
+    // viewBox scales too, and every size is a vector render, never an upscaled bitmap.
+    cairo_scale(cr, info->width / info->intrinsic_width, info->height / info->intrinsic_height);
+    RsvgRectangle viewport = {0, 0, info->intrinsic_width, info->intrinsic_height};
+    GError *error = NULL;
+    gboolean ok = rsvg_handle_render_document(handle, cr, &viewport, &error);
+    int cairo_error = cairo_status(cr);
+    cairo_destroy(cr);
+    cairo_surface_flush(surface);
+    cairo_surface_destroy(surface);
+    if (!ok) {
+        free(pixels);
+        return fail_gerror(err, MG_ERR_CORRUPT, "cannot render the SVG", error);
+    }
+    if (cairo_error != CAIRO_STATUS_SUCCESS) {
+        free(pixels);
+        return mg_fail(err, MG_ERR_CORRUPT, "cairo failed while rendering the SVG (status %d)", cairo_error);
+    }
+    unpremultiply(pixels, count);
+    out->pixels = pixels;
+    out->width = info->width;
+    out->height = info->height;
+    return MG_OK;
+}
+
+int mg_svg_decode(const uint8_t *data, size_t length, const mg_svg_options *options, const mg_limits *limits,
+                  mg_svg_info *info, mg_bitmap *out, mg_error *err) {
+    memset(info, 0, sizeof *info);
+    if (out) memset(out, 0, sizeof *out);
+    if (length == 0) return mg_fail(err, MG_ERR_CORRUPT, "empty SVG data");
+    if (too_many_elements(data, length))
+        return mg_fail(err, MG_ERR_CORRUPT, "the SVG has more than %u XML elements (librsvg's limit)", MG_SVG_MAX_ELEMENTS);
+    GError *error = NULL;
+    // From bytes, with no base file or URI: librsvg then refuses every href but data: URLs. Flags stay 0 (never
+    // RSVG_HANDLE_FLAG_UNLIMITED), so libxml2 keeps its entity-expansion and depth limits.
+    RsvgHandle *handle = rsvg_handle_new_from_data(data, length, &error);
+    if (!handle) return fail_gerror(err, MG_ERR_CORRUPT, "cannot parse the SVG", error);
+    rsvg_handle_set_dpi(handle, 96.0);
+
+    double width = 0, height = 0;
+    int status = intrinsic_size(handle, &width, &height, err);
+    if (status != MG_OK) goto done;
+    if (!(width > 0 && height > 0) || !isfinite(width) || !isfinite(height)) {
+        status = mg_fail(err, MG_ERR_CORRUPT, "the SVG document has no usable size (%gx%g)", width, height);
+        goto done;
+    }
+    info->intrinsic_width = width;
+    info->intrinsic_height = height;
+    double out_width = whole_pixels(width), out_height = whole_pixels(height);
+    if (options && options->target_width > 0 && options->target_height > 0) {
+        double sx = options->target_width / width, sy = options->target_height / height;
+        double scale = options->fill ? fmax(sx, sy) : fmin(sx, sy);
+        out_width = fmax(1, whole_pixels(width * scale));
+        out_height = fmax(1, whole_pixels(height * scale));
+    }
+    // Limits first, then cairo's own side limit, all before any pixel memory exists.
+    if (limits) {
+        double pixels = out_width * out_height;
+        if (pixels > (double)limits->max_pixels || pixels * 4 > (double)limits->max_total_bytes) {
+            status = mg_fail(err, MG_ERR_TOO_LARGE, "the SVG renders at %.0fx%.0f pixels, above the limits",
+                             out_width, out_height);
+            goto done;
+        }
+    }
+    if (out_width > MG_SVG_MAX_SIDE || out_height > MG_SVG_MAX_SIDE) {
+        status = mg_fail(err, MG_ERR_TOO_LARGE, "the SVG renders at %.0fx%.0f pixels; cairo allows at most %d a side",
+                         out_width, out_height, MG_SVG_MAX_SIDE);
+        goto done;
+    }
+    info->width = (uint32_t)out_width;
+    info->height = (uint32_t)out_height;
+    if (out) status = render(handle, info, out, err);
+done:
+    g_object_unref(handle);
+    return status;
+}
+
+size_t mg_svg_gunzip_prefix(const uint8_t *data, size_t length, uint8_t *out, size_t capacity) {
+    if (length < 10 || data[0] != 0x1F || data[1] != 0x8B || capacity == 0) return 0;
+    z_stream stream;
+    memset(&stream, 0, sizeof stream);
+    if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK) return 0;
+    stream.next_in = (uint8_t *)data;
+    stream.avail_in = (uInt)(length > 0xFFFFFFFFu ? 0xFFFFFFFFu : length);
+    stream.next_out = out;
+    stream.avail_out = (uInt)capacity;
+    int result = inflate(&stream, Z_SYNC_FLUSH);
+    size_t produced = capacity - stream.avail_out;
+    inflateEnd(&stream);
+    return (result == Z_OK || result == Z_STREAM_END || result == Z_BUF_ERROR) ? produced : 0;
+}
