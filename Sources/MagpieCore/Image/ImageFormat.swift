@@ -75,7 +75,7 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable, CustomStringCo
         case "bmp": self = .bmp
         case "tif", "tiff": self = .tiff
         case "ico", "cur": self = .ico
-        case "svg": self = .svg
+        case "svg", "svgz": self = .svg
         default: return nil
         }
     }
@@ -107,7 +107,7 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable, CustomStringCo
         if starts(Array("BM".utf8)), b.count >= 18 {
             // BITMAPFILEHEADER is followed by a DIB header whose size is one of a few values.
             let dib = UInt32(b[14]) | UInt32(b[15]) << 8 | UInt32(b[16]) << 16 | UInt32(b[17]) << 24
-            if [12, 40, 52, 56, 64, 108, 124].contains(dib) { return .bmp }
+            if [12, 16, 40, 52, 56, 64, 108, 124].contains(dib) { return .bmp }
         }
         if (starts([0, 0, 1, 0]) || starts([0, 0, 2, 0])), b.count >= 6, b[4] | b[5] != 0 { return .ico }
         if looksLikeSVG(b) { return .svg }
