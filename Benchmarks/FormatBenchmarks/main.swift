@@ -228,7 +228,8 @@ func describe(_ cell: Cell, against magpie: Measurement?) -> String {
 /// An external tool's output file: avifenc writes here, and its size is read back after the runs.
 let avifencOutput = scratch.appendingPathComponent("avifenc.avif").path
 let q = ["\(quality)", "\(speed)"]
-// libavif ≥ 1.0 maps quality to a quantizer as ((100 - q) × 63 + 50) / 100; avifenc 0.11.1 takes the quantizer.
+// libavif ≥ 1.0 maps quality to a quantizer as ((100 - q) × 63 + 50) / 100; avifenc 0.11.1 takes the quantizer, and
+// 4:2:0 as Pillow's AVIF save defaults to (avifenc would pick 4:4:4 for a PNG): then both write about the same size.
 let quantizer = ((100 - quality) * 63 + 50) / 100
 var rows: [Row] = []
 rows.append(
@@ -243,7 +244,7 @@ rows.append(
         title: "AVIF → 256 px JPEG thumbnail", input: Input.avif, target: nil, magpie: magpie("thumb", Input.avif),
         peers: [("Pillow", pillow(pillowPython, "Pillow", "thumb", Input.avif))]))
 var avifenc = tool("avifenc", "encode", Input.encodeSource) {
-    [$0, "-s", "\(speed)", "--min", "\(quantizer)", "--max", "\(quantizer)", $1, avifencOutput]
+    [$0, "-s", "\(speed)", "--min", "\(quantizer)", "--max", "\(quantizer)", "-y", "420", $1, avifencOutput]
 }
 // avifenc's output size: the worker ran it, this process reads what it last wrote.
 if case .measured(var m) = avifenc, let size = (try? FileManager.default.attributesOfItem(atPath: avifencOutput))?[.size] as? Int {

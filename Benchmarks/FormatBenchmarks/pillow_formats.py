@@ -1,7 +1,8 @@
 # The Pillow cells of magpie-format-bench: one task on one file in this process, median time and peak RSS as JSON.
 #   python pillow_formats.py TASK FILE RUNS [QUALITY SPEED]
 # TASK: decode (Image.open + load), thumb (thumbnail 256 LANCZOS + JPEG q80 into memory, as magpie-bench's thumb),
-# encode-avif (FILE decoded once, untimed; save(format="AVIF", quality=, speed=) into memory; prints outputBytes).
+# encode-avif (FILE decoded once, untimed; save(format="AVIF", quality=, speed=, subsampling="4:2:0", Pillow's default) into
+# memory; prints outputBytes).
 # HEIC needs pillow-heif: its opener is registered when the module imports (and it must, for a .heic FILE).
 # Each library keeps its default threading (Pillow's AVIF: libavif's max_threads; pillow-heif: its DECODE_THREADS).
 import io
@@ -30,7 +31,7 @@ def run():
     global out_bytes
     if task == 'encode-avif':
         buf = io.BytesIO()
-        source.save(buf, format='AVIF', quality=quality, speed=speed)
+        source.save(buf, format='AVIF', quality=quality, speed=speed, subsampling='4:2:0')
         out_bytes = buf.tell()
         return
     im = Image.open(io.BytesIO(data))
