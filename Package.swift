@@ -137,6 +137,14 @@ let package = Package(
             dependencies: ["MagpieCore", "CImageCodecs"],
             path: "Benchmarks/BenchmarkWorker"
         ),
+        // The wave-2 formats and colour rows (scripts/bench --formats-only): no Magpie module of its own, its Magpie
+        // cells run in magpie-bench-worker through the generic coder API.
+        .executableTarget(
+            name: "magpie-format-bench",
+            dependencies: ["MagpieBenchSupport"],
+            path: "Benchmarks/FormatBenchmarks",
+            exclude: ["pillow_formats.py"]
+        ),
         .executableTarget(
             name: "magpie-cache-bench",
             dependencies: ["MagpieBenchSupport", "Magpie"],

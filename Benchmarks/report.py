@@ -2,7 +2,7 @@
 """Renders what the benchmark binaries append to $MAGPIE_BENCH_RATIOS (python3 standard library only).
 
   report.py chart RATIOS.tsv OUT.svg   bar chart of Magpie time / peer time, one bar per row, by section
-  report.py targets RATIOS.tsv         Markdown table of the targets of parts 1-4, met / not met / not measured
+  report.py targets RATIOS.tsv         Markdown table of the targets of parts 1-4 and wave 2 (W2), met / not met / not measured
 
 RATIOS.tsv lines (tab-separated):
   SECTION  LABEL  RATIO  NOTE                         a chart bar (RATIO = Magpie time / peer time)
@@ -12,17 +12,19 @@ import math
 import sys
 from xml.sax.saxutils import escape
 
-SECTIONS = ['decode', 'thumbnail', 'processing', 'cache', 'network', 'prefetch']
+SECTIONS = ['decode', 'thumbnail', 'formats', 'colour', 'processing', 'cache', 'network', 'prefetch']
 SECTION_TITLES = {
     'decode': 'Decode (full, to RGBA)',
     'thumbnail': 'Thumbnail (decode → fit 256 → JPEG q80)',
+    'formats': 'Formats (wave 2: AVIF, HEIC, JPEG XL, TIFF)',
+    'colour': 'Colour (decode + sRGB ÷ plain decode)',
     'processing': 'Processing',
     'cache': 'Cache (Magpie vs raw baselines and NSCache)',
     'network': 'Network (1,000 × ~50 KB over loopback, 16 at once)',
     'prefetch': 'Prefetch (1,000 images, resize 256, disk cache)',
 }
 
-# The targets of parts 1-4, in the order the report lists them: key, part, what is promised, and
+# The targets of parts 1-4 and wave 2, in the order the report lists them: key, part, what is promised, and
 # what to say when no benchmark in this run measured it.
 TARGETS = [
     ('p1-jpeg-thumb', 'P1', '13–15 MP baseline JPEG → 256 px JPEG: time ≤ 0.8× Pillow', 'no 13–15 MP baseline JPEG, or Pillow missing'),
@@ -42,6 +44,14 @@ TARGETS = [
     ('p4-resize', 'P4', 'resize 15 MP → 256 ≤ 1.0× Pillow', 'Pillow missing'),
     ('p4-blur', 'P4', 'Gaussian blur on 2 MP ≤ 1.0× Pillow', 'Pillow missing'),
     ('p4-resize-psnr', 'P4', 'resize PSNR ≥ 35 dB against Pillow LANCZOS', 'Pillow missing, or no JPEG in the corpus'),
+    ('w2-avif-decode', 'W2', 'AVIF decode (13 MP phone photo) ≤ 1.0× the best peer (Pillow, avifdec)',
+     'Magpie has no AVIF decoder in this build, or no peer installed'),
+    ('w2-heic-decode', 'W2', 'HEIC decode (4032×3024 iPhone grid) ≤ 1.0× the best peer (pillow-heif, heif-convert)',
+     'Magpie has no HEIC decoder in this build, or no peer installed'),
+    ('w2-jxl-decode', 'W2', 'JPEG XL decode (13 MP lossy) ≤ 1.0× djxl', 'Magpie has no JPEG XL decoder in this build, or djxl missing'),
+    ('w2-tiff-decode', 'W2', 'TIFF decode (13 MP deflate RGB) ≤ 1.0× Pillow', 'Magpie has no TIFF decoder in this build, or Pillow missing'),
+    ('w2-srgb', 'W2', 'decode with sRGB conversion (13 MP Display P3 JPEG) adds ≤ 15 % to the plain decode',
+     'the formats section did not run'),
 ]
 
 

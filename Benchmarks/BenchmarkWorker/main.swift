@@ -2,8 +2,11 @@
 // and peak RSS as JSON. Kept apart from magpie-bench, and linking only MagpieCore (no NIO,
 // AsyncHTTPClient or full Foundation), so its peak RSS is what a lean thumbnail worker costs.
 //
-//   magpie-bench-worker TASK FILE RUNS      TASK: decode | thumb | raw-decode | raw-thumb
+//   magpie-bench-worker TASK FILE RUNS      TASK: decode | decode-srgb | thumb | raw-decode | raw-thumb
+//   magpie-bench-worker encode-avif FILE RUNS QUALITY SPEED   (FILE decoded once, untimed; prints outputBytes too)
 //   magpie-bench-worker exec RUNS BASELINE... -- COMMAND...   (an external tool; see Spawn.swift)
+// Exit status 1 when the task fails; 3 (after printing `unsupported: REASON`) when this build has no
+// coder for the file's format, so magpie-format-bench can tell a missing coder from a broken one.
 //
 // Imports: MagpieCore (ImageCoderRegistry, PixelSize, Image.resized, ImageFormat, MagpieError) and CImageCodecs'
 // mg_* functions for the raw tasks; Spawn.swift names no Magpie module.
@@ -22,6 +25,8 @@ struct Measurement: Codable {
     var baselineMs: Double? = nil
     /// `exec` only: this process's own peak RSS, which a child's ru_maxrss cannot go below.
     var floorKiB: Int? = nil
+    /// `encode-*` only: the size of the encoded output.
+    var outputBytes: Int? = nil
 }
 
 let thumbBox = PixelSize(width: 256, height: 256)
@@ -31,6 +36,11 @@ func runTask(_ task: String, _ data: Data) throws {
     switch task {
     case "decode":
         _ = try ImageCoderRegistry.shared.decode(data)
+    case "decode-srgb":
+        // The same decode, converted to sRGB through the file's profile (lcms2): its cost over `decode` is the row.
+        var options = ImageDecodingOptions()
+        options.colorSpace = .sRGB
+        _ = try ImageCoderRegistry.shared.decode(data, options: options)
     case "thumb":
         let image = try ImageCoderRegistry.shared.decode(data, options: .init(targetSize: thumbBox))
         let small = try image.resized(toFit: thumbBox)
@@ -79,13 +89,34 @@ func milliseconds(_ d: Duration) -> Double {
     Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
 }
 
-func child(task: String, path: String, runs: Int) throws -> Measurement {
+func child(task: String, path: String, runs: Int, parameters: [Int]) throws -> Measurement {
     let data = try Data(contentsOf: URL(fileURLWithPath: path))
-    for _ in 0..<2 { try runTask(task, data) }  // warm-up
+    // One timed run; returns the output size for the encode tasks.
+    let work: () throws -> Int?
+    switch task {
+    case "encode-avif":
+        // The pixels are decoded once, outside the timing: only the encode is measured.
+        let image = try ImageCoderRegistry.shared.decode(data)
+        var options = ImageEncodingOptions(quality: parameters[0])
+        options.speed = parameters[1]
+        work = { try ImageCoderRegistry.shared.encode(image, as: .avif, options: options).count }
+    default:
+        work = { try runTask(task, data); return nil }
+    }
+    var outputBytes: Int?
+    for _ in 0..<2 { outputBytes = try work() }  // warm-up
     var times: [Double] = []
     let clock = ContinuousClock()
-    for _ in 0..<runs { times.append(milliseconds(clock.measure { try? runTask(task, data) })) }
-    return Measurement(medianMs: median(times), peakRSSKiB: peakRSSKiB())
+    for _ in 0..<runs { times.append(milliseconds(clock.measure { _ = try? work() })) }
+    return Measurement(medianMs: median(times), peakRSSKiB: peakRSSKiB(), outputBytes: outputBytes)
+}
+
+/// Whether `error` says this build has no decoder or encoder for the format (a coder not merged yet), not that one failed.
+func isUnsupportedFormat(_ error: any Error) -> Bool {
+    switch error as? MagpieError {
+    case .decodingFailed(reason: .unsupportedFormat)?, .encodingFailed(reason: .unsupportedFormat)?: true
+    default: false
+    }
 }
 
 let arguments = CommandLine.arguments
@@ -101,14 +132,20 @@ if arguments.count > 4, arguments[1] == "exec", let runs = Int(arguments[2]), le
         exit(1)
     }
 }
-guard arguments.count == 4, let runs = Int(arguments[3]) else {
-    print("usage: magpie-bench-worker TASK FILE RUNS | exec RUNS BASELINE... -- COMMAND...")
+let parameterCount = arguments.count > 1 && arguments[1].hasPrefix("encode-") ? 2 : 0
+guard arguments.count == 4 + parameterCount, let runs = Int(arguments[3]) else {
+    print("usage: magpie-bench-worker TASK FILE RUNS | encode-avif FILE RUNS QUALITY SPEED | exec RUNS BASELINE... -- COMMAND...")
+    exit(2)
+}
+let parameters = arguments.dropFirst(4).compactMap { Int($0) }
+guard parameters.count == parameterCount else {
+    print("error: QUALITY and SPEED must be integers")
     exit(2)
 }
 do {
-    let m = try child(task: arguments[1], path: arguments[2], runs: runs)
+    let m = try child(task: arguments[1], path: arguments[2], runs: runs, parameters: parameters)
     print(String(decoding: try JSONEncoder().encode(m), as: UTF8.self))
 } catch {
-    print("error: \(error)")
-    exit(1)
+    print(isUnsupportedFormat(error) ? "unsupported: \(error)" : "error: \(error)")
+    exit(isUnsupportedFormat(error) ? 3 : 1)
 }
