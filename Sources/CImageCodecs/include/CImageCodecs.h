@@ -9,6 +9,8 @@
 #include "mg_png.h"
 #include "mg_gif.h"
 #include "mg_webp.h"
+#include "mg_tiff.h"
+#include "mg_jxl.h"
 #include "mg_color.h"
 
 #endif

@@ -24,9 +24,10 @@ public final class ImageCoderRegistry: Sendable {
         self.coders = Mutex(coders ?? Self.builtInCoders)
     }
 
-    /// New instances of the built-in coders: ``JPEGCoder``, ``PNGCoder`` (PNG and APNG), ``GIFCoder``, ``WebPCoder``.
+    /// New instances of the built-in coders: ``JPEGCoder``, ``PNGCoder`` (PNG and APNG), ``GIFCoder``, ``WebPCoder``,
+    /// ``TIFFCoder`` (decode only), ``JXLCoder``.
     public static var builtInCoders: [any ImageCoder] {
-        [JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder()]
+        [JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder(), TIFFCoder(), JXLCoder()]
     }
 
     /// Adds `coder`, taking precedence over those already registered (including a built-in coder for the same format).

@@ -51,6 +51,10 @@ extension ImageCoderRegistry {
         case .jpeg:
             let stored = try JPEGCoder().header(of: data)
             return ImageHeader(format: .jpeg, width: stored.width, height: stored.height, frameCount: 1)
+        case .tiff:
+            return try TIFFCoder().header(of: data)
+        case .jxl:
+            return try JXLCoder().header(of: data)
         case .png, .gif, .webp:
             let parsed = data.withUnsafeBytes { bytes -> ImageHeader? in
                 let reader = HeaderBytes(bytes)
