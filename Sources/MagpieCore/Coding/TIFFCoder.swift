@@ -10,8 +10,9 @@ import Foundation
 /// CMYK, YCbCr and CIE L*a*b*.
 ///
 /// Decoding
-/// - Pixels are libtiff's RGBA interface output: 16-bit samples become `(v*255+32767)/65535`, MinIsWhite is
-///   inverted, 16-bit colormaps are shifted right by 8. Associated alpha is un-premultiplied with
+/// - Pixels are libtiff's RGBA interface output: 16-bit colour samples become `(v*255+32767)/65535` (16-bit gray
+///   keeps its high byte, as libtiff and the corpus reference do), MinIsWhite is inverted, 16-bit colormaps are
+///   shifted right by 8. Associated alpha is un-premultiplied with
 ///   `min(255, c*255/a)`; unassociated alpha is kept as stored.
 /// - CMYK (InkSet CMYK, 8 or 16 bits) is read from its samples: with an embedded CMYK ICC profile and
 ///   ``ImageDecodingOptions/colorSpace`` `.sRGB` it is converted through that profile, otherwise by

@@ -25,15 +25,21 @@ struct TIFFCoderTests {
         #expect(image.sourceInfo?.entries.isEmpty == true)
     }
 
-    @Test("16-bit gray becomes (v*255+32767)/65535, MinIsWhite is inverted")
-    func gray16AndMinIsWhite() throws {
-        let values = [0, 255, 32896, 65535]  // 255 rounds up to 1 (its high byte is 0); 32896 is 128 * 257
-        let gray = TIFFTestFile.Page(
-            width: 4, height: 1, bitsPerSample: 16, samplesPerPixel: 1, photometric: 1,
+    @Test("16-bit RGB becomes (v*255+32767)/65535; 16-bit gray keeps libtiff's high byte; MinIsWhite is inverted")
+    func sixteenBitAndMinIsWhite() throws {
+        let values = [255, 32896, 65535]  // 255 rounds up to 1 though its high byte is 0; 32896 is 128 * 257
+        let rgb = TIFFTestFile.Page(
+            width: 1, height: 1, bitsPerSample: 16, samplesPerPixel: 3, photometric: 2,
             data: values.flatMap(TIFFTestFile.le16))
-        let image = try coder.decode(TIFFTestFile.make([gray]), options: .default)
-        #expect((0..<4).map { pixel(image, $0, 0)[0] } == values.map { UInt8(($0 * 255 + 32767) / 65535) })
+        let image = try coder.decode(TIFFTestFile.make([rgb]), options: .default)
+        #expect(pixel(image, 0, 0) == [1, 128, 255, 255])
         #expect(image.sourceInfo?.bitDepth == 16)
+        // The corpus reference for 16-bit gray is libtiff's RGBA interface, which uses the high byte.
+        let gray = TIFFTestFile.Page(
+            width: 2, height: 1, bitsPerSample: 16, samplesPerPixel: 1, photometric: 1,
+            data: TIFFTestFile.le16(255) + TIFFTestFile.le16(32896))
+        let grayImage = try coder.decode(TIFFTestFile.make([gray]), options: .default)
+        #expect(pixel(grayImage, 0, 0)[0] == 0 && pixel(grayImage, 1, 0)[0] == 128)
         let white = TIFFTestFile.Page(width: 2, height: 1, samplesPerPixel: 1, photometric: 0, data: [0, 200])
         let inverted = try coder.decode(TIFFTestFile.make([white]), options: .default)
         #expect(pixel(inverted, 0, 0) == [255, 255, 255, 255] && pixel(inverted, 1, 0) == [55, 55, 55, 255])
@@ -54,7 +60,8 @@ struct TIFFCoderTests {
     func cmykFormula() throws {
         let page = TIFFTestFile.Page(width: 1, height: 1, samplesPerPixel: 4, photometric: 5, data: [10, 100, 200, 40])
         let image = try coder.decode(TIFFTestFile.make([page]), options: .default)
-        let expected = [10, 100, 200].map { UInt8(((255 - $0) * (255 - 40) + 127) / 255) }
+        let inks: [Int] = [10, 100, 200]
+        let expected: [UInt8] = inks.map { (ink: Int) -> UInt8 in UInt8(((255 - ink) * 215 + 127) / 255) }
         #expect(pixel(image, 0, 0) == expected + [255])
     }
 

@@ -27,7 +27,7 @@ struct TIFFTestFile {
     static func rgbPage(width: Int = 3, height: Int = 2) -> Page {
         var data: [UInt8] = []
         for y in 0..<height {
-            for x in 0..<width { data += [UInt8(x * 40 & 0xFF), UInt8(y * 60 & 0xFF), UInt8(x + y * 10)] }
+            for x in 0..<width { data += [UInt8(x * 40 & 0xFF), UInt8(y * 60 & 0xFF), UInt8((x + y * 10) & 0xFF)] }
         }
         return Page(width: width, height: height, samplesPerPixel: 3, photometric: 2, data: data)
     }
