@@ -37,8 +37,8 @@ public struct ImageHeader: Sendable, Equatable {
 }
 
 extension ImageCoderRegistry {
-    /// Reads the format, size and (when cheap to tell) frame count from the header of JPEG, PNG/APNG, GIF or WebP
-    /// data, without decoding pixels or checking limits.
+    /// Reads the format, size and (when cheap to tell) frame count from the header of JPEG, PNG/APNG, GIF, WebP,
+    /// TIFF (IFD0 and the page count) or JPEG XL (basic info) data, without decoding pixels or checking limits.
     ///
     /// - Parameter data: The file's bytes; for a frame count of GIF and animated WebP, the whole file.
     /// - Returns: What the header declares.
