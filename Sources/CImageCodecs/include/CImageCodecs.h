@@ -11,6 +11,8 @@
 #include "mg_webp.h"
 #include "mg_avif.h"
 #include "mg_heif.h"
+#include "mg_tiff.h"
+#include "mg_jxl.h"
 #include "mg_color.h"
 #include "mg_svg.h"
 

@@ -13,7 +13,7 @@ import Synchronization
 public final class ImageCoderRegistry: Sendable {
     private let coders: Mutex<[any ImageCoder]>
 
-    /// The registry used when none is given, holding the built-in JPEG, PNG, GIF and WebP coders.
+    /// The registry used when none is given, holding the built-in coders (``builtInCoders``).
     public static let shared = ImageCoderRegistry()
 
     /// A registry holding `coders`, or the built-in ones when nil.
@@ -25,9 +25,13 @@ public final class ImageCoderRegistry: Sendable {
     }
 
     /// New instances of the built-in coders: ``JPEGCoder``, ``PNGCoder`` (PNG and APNG), ``GIFCoder``, ``WebPCoder``,
-    /// ``AVIFCoder``, ``HEIFCoder`` (decode only), ``BMPCoder``, ``ICOCoder`` (ICO and CUR), ``SVGCoder``.
+    /// ``AVIFCoder``, ``HEIFCoder`` (decode only), ``JXLCoder``, ``TIFFCoder``, ``BMPCoder``, ``ICOCoder`` (ICO and
+    /// CUR), ``SVGCoder`` (the last four decode only).
     public static var builtInCoders: [any ImageCoder] {
-        [JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder(), AVIFCoder(), HEIFCoder(), BMPCoder(), ICOCoder(), SVGCoder()]
+        [
+            JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder(), AVIFCoder(), HEIFCoder(), JXLCoder(), TIFFCoder(),
+            BMPCoder(), ICOCoder(), SVGCoder(),
+        ]
     }
 
     /// Adds `coder`, taking precedence over those already registered (including a built-in coder for the same format).

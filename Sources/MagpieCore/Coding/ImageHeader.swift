@@ -38,8 +38,9 @@ public struct ImageHeader: Sendable, Equatable {
 
 extension ImageCoderRegistry {
     /// Reads the format, size and (when cheap to tell) frame count from the header of JPEG, PNG/APNG, GIF, WebP,
-    /// AVIF or HEIF data, without decoding pixels or checking limits (AVIF and HEIF: the displayed size, after
-    /// `clap` and `irot`; libavif's and libheif's own size checks still apply while parsing).
+    /// AVIF, HEIF, TIFF (IFD0 and the page count), JPEG XL (basic info), BMP, ICO or SVG data, without decoding
+    /// pixels or checking limits (AVIF and HEIF: the displayed size, after `clap` and `irot`; libavif's and
+    /// libheif's own size checks still apply while parsing).
     ///
     /// - Parameter data: The file's bytes; for a frame count of GIF and animated WebP, the whole file.
     /// - Returns: What the header declares.
@@ -56,6 +57,10 @@ extension ImageCoderRegistry {
             return try AVIFCoder().header(of: data)
         case .heic:
             return try HEIFCoder().header(of: data)
+        case .tiff:
+            return try TIFFCoder().header(of: data)
+        case .jxl:
+            return try JXLCoder().header(of: data)
         case .png, .gif, .webp:
             let parsed = data.withUnsafeBytes { bytes -> ImageHeader? in
                 let reader = HeaderBytes(bytes)

@@ -104,6 +104,7 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable, CustomStringCo
         if starts(Array("ftyp".utf8), at: 4) { return sniffISOBMFF(b) }
         if starts([0xFF, 0x0A]) || starts([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) { return .jxl }
         if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) { return .tiff }
+        if starts([0x49, 0x49, 0x2B, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2B]) { return .tiff }  // BigTIFF
         if starts(Array("BM".utf8)), b.count >= 18 {
             // BITMAPFILEHEADER is followed by a DIB header whose size is one of a few values.
             let dib = UInt32(b[14]) | UInt32(b[15]) << 8 | UInt32(b[16]) << 16 | UInt32(b[17]) << 24
