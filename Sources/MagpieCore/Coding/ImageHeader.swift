@@ -84,8 +84,6 @@ extension ImageCoderRegistry {
         case .unknown:
             let hex = data.prefix(8).map(\.hexDigits).joined(separator: " ")
             throw MagpieError.decodingFailed(reason: .unknownFormat(leadingBytes: hex))
-        default:
-            throw MagpieError.decodingFailed(reason: .unsupportedFormat(format, detail: "no header reader"))
         }
     }
 }
