@@ -44,8 +44,9 @@ extension ImageCoderRegistry {
     ///
     /// - Parameter data: The file's bytes; for a frame count of GIF and animated WebP, the whole file.
     /// - Returns: What the header declares.
-    /// - Throws: ``MagpieError/decodingFailed(reason:)`` with `emptyData`, `unknownFormat`, `unsupportedFormat` (a feature the format's reader refuses)
-    ///   (another format), `truncatedData` when the header is cut short, or `corruptData` when it is malformed.
+    /// - Throws: ``MagpieError/decodingFailed(reason:)`` with `emptyData`, `unknownFormat`, `unsupportedFormat` (a
+    ///   variant the format's reader refuses), `truncatedData` when the header is cut short, or `corruptData` when it
+    ///   is malformed.
     public func header(of data: Data) throws -> ImageHeader {
         guard !data.isEmpty else { throw MagpieError.decodingFailed(reason: .emptyData) }
         let format = ImageFormat(sniffing: data)

@@ -60,40 +60,17 @@ public enum ImageOrientation: Int, Sendable, CaseIterable {
     }
 
     private static func parse(_ data: Data) -> ImageOrientation? {
-        var bytes = [UInt8](data)
-        if bytes.count >= 6, bytes[0..<6].elementsEqual([0x45, 0x78, 0x69, 0x66, 0, 0]) {
-            bytes.removeFirst(6)
+        guard let exif = IFDReader(EXIFData.strippingJPEGPrefix(data)), let o = exif.ifd0Entry(tag: 0x0112),
+            let type = exif.u16(o + 2)
+        else { return nil }
+        let value: Int?
+        switch type {
+        case 3: value = exif.u16(o + 8)  // SHORT
+        case 4, 9: value = exif.u32(o + 8)  // LONG / SLONG written by some tools
+        case 1, 7: value = o + 8 < exif.bytes.count ? Int(exif.bytes[o + 8]) : nil
+        default: value = nil
         }
-        guard bytes.count >= 8 else { return nil }
-        let little: Bool
-        switch (bytes[0], bytes[1]) {
-        case (0x49, 0x49): little = true
-        case (0x4D, 0x4D): little = false
-        default: return nil
-        }
-        func u16(_ o: Int) -> Int? {
-            guard o >= 0, o + 2 <= bytes.count else { return nil }
-            return little ? Int(bytes[o]) | Int(bytes[o + 1]) << 8 : Int(bytes[o]) << 8 | Int(bytes[o + 1])
-        }
-        func u32(_ o: Int) -> Int? {
-            guard let a = u16(o), let b = u16(o + 2) else { return nil }
-            return little ? a | b << 16 : a << 16 | b
-        }
-        guard u16(2) == 42, let ifd = u32(4), let count = u16(ifd) else { return nil }
-        for entry in 0..<count {
-            let o = ifd + 2 + entry * 12
-            guard let tag = u16(o) else { return nil }
-            guard tag == 0x0112, let type = u16(o + 2) else { continue }
-            let value: Int?
-            switch type {
-            case 3: value = u16(o + 8)  // SHORT
-            case 4, 9: value = u32(o + 8)  // LONG / SLONG written by some tools
-            case 1, 7: value = o + 8 < bytes.count ? Int(bytes[o + 8]) : nil
-            default: value = nil
-            }
-            return value.flatMap(ImageOrientation.init(rawValue:))
-        }
-        return nil
+        return value.flatMap(ImageOrientation.init(rawValue:))
     }
 
     /// `pixels` turned upright: rotated and/or mirrored as this orientation says.

@@ -43,8 +43,18 @@ struct ConvertColorCommandTests {
             let run = try magpie(["convert", input, out])
             #expect(run.status == 0, "\(ext): \(run.stderr)")
             let image = try ImageCoderRegistry.shared.decode(Data(contentsOf: URL(fileURLWithPath: out)))
-            #expect(image.colorProfile?.name == "Display P3", "\(ext): \(image.colorProfile?.name ?? "no profile")")
-            #expect(image.colorProfile?.iccData == source.colorProfile?.iccData, "\(ext)")
+            if ext == "jxl" {
+                // libjxl stores a recognised profile as its own colour encoding and hands back an equivalent ICC.
+                #expect(image.colorProfile?.iccData != nil, "jxl: no profile")
+            } else {
+                #expect(image.colorProfile?.name == "Display P3", "\(ext): \(image.colorProfile?.name ?? "no profile")")
+                #expect(image.colorProfile?.iccData == source.colorProfile?.iccData, "\(ext)")
+            }
+            // Whatever the container made of it, the colours the profile means are the source's.
+            let seen = PixelDigest.grid8(ColorConverter.convertedToSRGB(image).pixels)
+            let meant = PixelDigest.grid8(ColorConverter.convertedToSRGB(source).pixels)
+            let worst = zip(seen, meant).map { abs($0 - $1) }.max() ?? 99
+            #expect(worst <= 6, "\(ext): colours moved by up to \(worst)")
             input = out
         }
         let stripped = folder.appendingPathComponent("stripped.webp").path

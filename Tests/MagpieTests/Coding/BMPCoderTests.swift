@@ -42,16 +42,6 @@ struct BMPCoderTests {
     let coder = BMPCoder()
     typealias F = BMPFixture
 
-    static func reason(_ body: () throws -> Image) -> MagpieError.DecodingFailureReason? {
-        do {
-            _ = try body()
-            return nil
-        } catch let MagpieError.decodingFailed(reason) {
-            return reason
-        } catch {
-            return nil
-        }
-    }
 
     static func isCorrupt(_ reason: MagpieError.DecodingFailureReason?) -> Bool {
         if case .corruptData(.bmp, _) = reason { return true }
@@ -177,11 +167,11 @@ struct BMPCoderTests {
         let below = F.file(
             dib: F.infoHeader(width: 2, height: 1, bitCount: 8, compression: 1, colorsUsed: 2),
             palette: palette, pixels: [0, 2, 0, 5, 1, 1, 0, 1])
-        #expect(Self.isCorrupt(Self.reason { try coder.decode(below, options: .default) }))
+        #expect(Self.isCorrupt(TestImages.decodingReason { try coder.decode(below, options: .default) }))
         let cut = F.file(
             dib: F.infoHeader(width: 2, height: 2, bitCount: 8, compression: 1, colorsUsed: 2),
             palette: palette, pixels: [2, 1, 0, 0])
-        guard case .truncatedData(.bmp, _) = Self.reason({ try coder.decode(cut, options: .default) }) else {
+        guard case .truncatedData(.bmp, _) = TestImages.decodingReason({ try coder.decode(cut, options: .default) }) else {
             Issue.record("RLE data ending before the last row should be truncatedData")
             return
         }
@@ -192,7 +182,7 @@ struct BMPCoderTests {
         let whole = F.file(dib: F.infoHeader(width: 4, height: 4, bitCount: 24), pixels: [UInt8](repeating: 7, count: 48))
         #expect(try coder.decode(whole, options: .default).width == 4)
         for cut in [whole.count - 1, 54, 30, 16] {
-            guard case .truncatedData(.bmp, _) = Self.reason({ try coder.decode(whole.prefix(cut), options: .default) }) else {
+            guard case .truncatedData(.bmp, _) = TestImages.decodingReason({ try coder.decode(whole.prefix(cut), options: .default) }) else {
                 Issue.record("\(cut) bytes should be truncatedData")
                 continue
             }
@@ -212,7 +202,7 @@ struct BMPCoderTests {
         ]
         for (name, dib) in cases {
             let data = F.file(dib: dib, pixels: [UInt8](repeating: 0, count: 2048))
-            #expect(Self.isCorrupt(Self.reason { try coder.decode(data, options: .default) }), "\(name)")
+            #expect(Self.isCorrupt(TestImages.decodingReason { try coder.decode(data, options: .default) }), "\(name)")
         }
     }
 
@@ -221,7 +211,7 @@ struct BMPCoderTests {
         let data = F.file(dib: F.infoHeader(width: 50_000, height: 50_000, bitCount: 24), pixels: [0, 0, 0, 0])
         let clock = ContinuousClock()
         let elapsed = clock.measure {
-            guard case .tooLarge(.bmp, _) = Self.reason({ try coder.decode(data, options: .default) }) else {
+            guard case .tooLarge(.bmp, _) = TestImages.decodingReason({ try coder.decode(data, options: .default) }) else {
                 Issue.record("expected tooLarge")
                 return
             }
@@ -230,7 +220,7 @@ struct BMPCoderTests {
         var options = ImageDecodingOptions.default
         options.limits = ImageDecodingLimits(maxPixelsPerFrame: 15)
         let small = F.file(dib: F.infoHeader(width: 4, height: 4, bitCount: 24), pixels: [UInt8](repeating: 0, count: 48))
-        guard case .tooLarge = Self.reason({ try coder.decode(small, options: options) }) else {
+        guard case .tooLarge = TestImages.decodingReason({ try coder.decode(small, options: options) }) else {
             Issue.record("16 pixels over a 15-pixel limit should be tooLarge")
             return
         }

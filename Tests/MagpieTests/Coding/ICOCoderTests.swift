@@ -29,16 +29,6 @@ struct ICOCoderTests {
         return Data([0, 0] + F.le16(type) + F.le16(entries.count) + directory + payload)
     }
 
-    static func reason(_ body: () throws -> Image) -> MagpieError.DecodingFailureReason? {
-        do {
-            _ = try body()
-            return nil
-        } catch let MagpieError.decodingFailed(reason) {
-            return reason
-        } catch {
-            return nil
-        }
-    }
 
     @Test("the largest entry is decoded: most pixels, then most bits, then the first; every entry is listed")
     func largestEntry() throws {
@@ -99,23 +89,23 @@ struct ICOCoderTests {
     @Test("broken directories are typed errors: no entries, entry past the end, cut mask, bomb entry")
     func brokenFiles() throws {
         let empty = Data([0, 0, 1, 0, 0, 0])
-        guard case .corruptData(.ico, _) = Self.reason({ try coder.decode(empty, options: .default) }) else {
+        guard case .corruptData(.ico, _) = TestImages.decodingReason({ try coder.decode(empty, options: .default) }) else {
             Issue.record("no entries should be corruptData")
             return
         }
         var pastEnd = Self.icon([Self.entry32(size: 2, bgra: [0, 0, 0, 255])])
         pastEnd.replaceSubrange(18..<22, with: F.le32(1_000_000))
-        guard case .truncatedData(.ico, _) = Self.reason({ try coder.decode(pastEnd, options: .default) }) else {
+        guard case .truncatedData(.ico, _) = TestImages.decodingReason({ try coder.decode(pastEnd, options: .default) }) else {
             Issue.record("an entry past the end should be truncatedData")
             return
         }
         let dib8 = F.infoHeader(width: 2, height: 4, bitCount: 8, colorsUsed: 1) + [0, 0, 0, 0] + [UInt8](repeating: 0, count: 8)
-        guard case .truncatedData(.ico, _) = Self.reason({ try coder.decode(Self.icon([dib8]), options: .default) }) else {
+        guard case .truncatedData(.ico, _) = TestImages.decodingReason({ try coder.decode(Self.icon([dib8]), options: .default) }) else {
             Issue.record("a missing AND mask should be truncatedData")
             return
         }
         let bomb = Self.icon([F.infoHeader(width: 65535, height: 65535, bitCount: 1)])
-        guard case .tooLarge(.ico, _) = Self.reason({ try coder.decode(bomb, options: .default) }) else {
+        guard case .tooLarge(.ico, _) = TestImages.decodingReason({ try coder.decode(bomb, options: .default) }) else {
             Issue.record("a 65535x32767 entry should be tooLarge")
             return
         }

@@ -12,16 +12,6 @@ struct SVGCoderTests {
         Data("<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" \(attributes)>\(body)</svg>".utf8)
     }
 
-    static func reason(_ body: () throws -> Image) -> MagpieError.DecodingFailureReason? {
-        do {
-            _ = try body()
-            return nil
-        } catch let MagpieError.decodingFailed(reason) {
-            return reason
-        } catch {
-            return nil
-        }
-    }
 
     static func alphas(_ image: Image) -> [UInt8] {
         image.pixels.rgbaBytes.enumerated().filter { $0.offset % 4 == 3 }.map(\.element)
@@ -114,7 +104,7 @@ struct SVGCoderTests {
         let many = Self.svg("width=\"10\" height=\"10\"", String(repeating: "<g/>", count: 1_000_001))
         for (name, data) in [("billion laughs", laughs), ("deep nesting", deep), ("a million and one elements", many)] {
             let started = ContinuousClock.now
-            guard case .corruptData(.svg, _) = Self.reason({ try coder.decode(data, options: .default) }) else {
+            guard case .corruptData(.svg, _) = TestImages.decodingReason({ try coder.decode(data, options: .default) }) else {
                 Issue.record("\(name) should be corruptData")
                 continue
             }
@@ -125,19 +115,19 @@ struct SVGCoderTests {
     @Test("the render size obeys the pixel limits before the surface is allocated, target sizes included")
     func limits() throws {
         let huge = Self.svg("width=\"100000\" height=\"100000\"")
-        guard case .tooLarge(.svg, _) = Self.reason({ try coder.decode(huge, options: .default) }) else {
+        guard case .tooLarge(.svg, _) = TestImages.decodingReason({ try coder.decode(huge, options: .default) }) else {
             Issue.record("a 100000x100000 document should be tooLarge")
             return
         }
         var options = ImageDecodingOptions.default
         options.limits = ImageDecodingLimits(maxPixelsPerFrame: 399)
-        guard case .tooLarge = Self.reason({ try coder.decode(Self.svg("width=\"20\" height=\"20\""), options: options) }) else {
+        guard case .tooLarge = TestImages.decodingReason({ try coder.decode(Self.svg("width=\"20\" height=\"20\""), options: options) }) else {
             Issue.record("400 pixels over a 399-pixel limit should be tooLarge")
             return
         }
         options.limits = ImageDecodingLimits(maxPixelsPerFrame: 1_000_000)
         options.targetSize = PixelSize(width: 2000, height: 2000)
-        guard case .tooLarge = Self.reason({ try coder.decode(Self.svg("width=\"20\" height=\"20\""), options: options) }) else {
+        guard case .tooLarge = TestImages.decodingReason({ try coder.decode(Self.svg("width=\"20\" height=\"20\""), options: options) }) else {
             Issue.record("a 2000x2000 target over a 1 MP limit should be tooLarge")
             return
         }
@@ -147,7 +137,7 @@ struct SVGCoderTests {
     @Test("malformed XML is corruptData")
     func malformed() throws {
         let data = Data("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\"><rect".utf8)
-        guard case .corruptData(.svg, _) = Self.reason({ try coder.decode(data, options: .default) }) else {
+        guard case .corruptData(.svg, _) = TestImages.decodingReason({ try coder.decode(data, options: .default) }) else {
             Issue.record("an unclosed document should be corruptData")
             return
         }
