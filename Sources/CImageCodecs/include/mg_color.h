@@ -8,7 +8,8 @@ typedef enum {
     MG_COLOR_RGBA8 = 0,            ///< RGBA8; alpha copied through untouched (may transform in place)
     MG_COLOR_GRAY_IN_RGBA8 = 1,    ///< RGBA8 whose R holds the gray sample; alpha copied (may transform in place)
     MG_COLOR_CMYK8 = 2,            ///< 4 bytes per pixel, 0 = no ink; output alpha 255
-    MG_COLOR_CMYK8_INVERTED = 3    ///< Adobe's inverted CMYK (255 = no ink); output alpha 255
+    MG_COLOR_CMYK8_INVERTED = 3,   ///< Adobe's inverted CMYK (255 = no ink); output alpha 255
+    MG_COLOR_EXACT_LCMS = 0x100    ///< or'ed in: always evaluate with lcms2 (tests compare the fast path against it)
 } mg_color_layout;
 
 /// Transfer functions a synthetic RGB space (CICP, PNG gAMA) can have.

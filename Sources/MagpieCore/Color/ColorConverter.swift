@@ -20,18 +20,24 @@ public enum ColorConverter {
     /// - Parameter image: A decoded image.
     /// - Returns: The converted image.
     public static func convertedToSRGB(_ image: Image) -> Image {
+        convertedToSRGB(image, exactLCMS: false)
+    }
+
+    /// `exactLCMS` evaluates every pixel with lcms2 itself instead of the matrix-shaper fast path (for tests).
+    static func convertedToSRGB(_ image: Image, exactLCMS: Bool) -> Image {
         guard let profile = image.colorProfile else { return image }
         if profile.isSRGB {
             var copy = image
             copy.colorProfile = nil
             return copy
         }
-        let layout: mg_color_layout
+        var layout: mg_color_layout
         switch profile.colorModel {
         case .rgb: layout = MG_COLOR_RGBA8
         case .gray: layout = MG_COLOR_GRAY_IN_RGBA8
         case .cmyk: return image
         }
+        if exactLCMS { layout = mg_color_layout(rawValue: layout.rawValue | MG_COLOR_EXACT_LCMS.rawValue) }
         guard let transform = transform(for: profile, layout: layout) else { return image }
         var copy = image.mapFrames { pixels in
             var converted = pixels

@@ -76,6 +76,30 @@ struct ColorManagementTests {
         #expect(stripped.pixels == ColorConverter.convertedToSRGB(image).pixels)
     }
 
+    @Test("the matrix-shaper fast path agrees with lcms2 within 1 on every channel", arguments: [
+        "icc/tower-displayp3.jpg", "icc/branches-prophoto.jpg", "icc/tower-adobergb.png", "jpeg/xmp_test.jpg",
+    ])
+    func matrixShaperFastPathMatchesLCMS(_ path: String) throws {
+        guard Self.corpus != nil else { return }
+        let stored = try registry.decode(try Self.corpusFile(path))
+        #expect(stored.colorProfile?.iccData != nil)
+        // Every 8-bit value on each channel, in shuffled combinations, plus the file's own pixels.
+        var noise = try PixelBuffer(width: 256, height: 64)
+        for y in 0..<64 {
+            for x in 0..<256 {
+                noise[x, y] = RGBAColor(red: UInt8(x), green: UInt8((x * 7 + y * 31) & 255), blue: UInt8((x * 13 + y * 5) & 255), alpha: UInt8(y * 4))
+            }
+        }
+        for pixels in [stored.pixels, noise] {
+            var image = Image(pixels: pixels)
+            image.colorProfile = stored.colorProfile
+            let fast = ColorConverter.convertedToSRGB(image).pixels.rgbaBytes
+            let exact = ColorConverter.convertedToSRGB(image, exactLCMS: true).pixels.rgbaBytes
+            let worst = zip(fast, exact).map { abs(Int($0) - Int($1)) }.max() ?? 99
+            #expect(worst <= 1, "\(path): fast path differs from lcms2 by \(worst)")
+        }
+    }
+
     @Test func anSRGBDecodeIsADifferentCacheVariantFromTheStoredColours() {
         var options = ImageDecodingOptions.default
         #expect(options.variantIdentifier == "")
