@@ -241,7 +241,8 @@ static int check_limits(const avifDecoder *decoder, uint32_t decoded, const mg_l
     return MG_OK;
 }
 
-static int decode_frame(avifDecoder *decoder, uint32_t index, mg_bitmap *bitmap, mg_error *err) {
+static int decode_frame(avifDecoder *decoder, uint32_t index, uint32_t decoded, const mg_limits *limits,
+                        const mg_bitmap *first, mg_bitmap *bitmap, mg_error *err) {
     avifResult result = avifDecoderNthImage(decoder, index);
     if (result != AVIF_RESULT_OK) {
         char what[64];
@@ -249,6 +250,15 @@ static int decode_frame(avifDecoder *decoder, uint32_t index, mg_bitmap *bitmap,
         return fail_result(err, result, &decoder->diag, what);
     }
     const avifImage *image = decoder->image;
+    // libavif takes the size of what the AV1 stream decodes to, not what the container declared: check the
+    // limits again on the real size before allocating, and hold every frame to the first one's size.
+    if (index == 0) {
+        int status = check_limits(decoder, decoded, limits, err);
+        if (status != MG_OK) return status;
+    } else if (image->width != first->width || image->height != first->height) {
+        return mg_fail(err, MG_ERR_CORRUPT, "frame %u is %ux%u, the first frame is %ux%u", index + 1, image->width,
+                       image->height, first->width, first->height);
+    }
     avifRGBImage rgb;
     avifRGBImageSetDefaults(&rgb, image);
     rgb.format = AVIF_RGB_FORMAT_RGBA;
@@ -312,8 +322,11 @@ int mg_avif_decode(const uint8_t *data, size_t length, const mg_limits *limits,
             status = mg_fail(err, MG_ERR_NO_MEMORY, "could not allocate %u frame records", decoded);
         else out->frame_count = decoded;
     }
+    mg_bitmap stored_first = {NULL, 0, 0};
     for (uint32_t i = 0; status == MG_OK && i < decoded; i++) {
-        status = decode_frame(decoder, i, &out->frames[i], err);
+        // Frames are compared before any transform, so the first frame's stored size is kept aside.
+        status = decode_frame(decoder, i, decoded, limits, &stored_first, &out->frames[i], err);
+        if (i == 0 && status == MG_OK) stored_first = (mg_bitmap){NULL, decoder->image->width, decoder->image->height};
         if (status != MG_OK) break;
         avifImageTiming timing;
         if (sequence && avifDecoderNthImageTiming(decoder, i, &timing) == AVIF_RESULT_OK && timing.timescale)

@@ -1,6 +1,7 @@
 // Colour conversion to sRGB with Little CMS 2. Transforms are created without lcms's one-pixel cache
 // (cmsFLAGS_NOCACHE), which is what makes one transform safe to share between decoding threads.
 #include <lcms2.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "mg_color.h"
@@ -51,17 +52,26 @@ static int colorants(cmsHPROFILE profile, double m[3][3]) {
 /// Fills the fast-path tables for `input` → `srgb`; 0 when either is not a plain RGB matrix-shaper.
 static int build_fast_path(mg_color_transform_box *box, cmsHPROFILE input, cmsHPROFILE srgb) {
     if (!cmsIsMatrixShaper(input) || !cmsIsMatrixShaper(srgb) || cmsGetColorSpace(input) != cmsSigRgbData) return 0;
+    // For the perceptual intent lcms2 prefers a LUT (A2B0/D2B0) over the matrix and curves: leave those to it.
+    if (cmsIsTag(input, cmsSigAToB0Tag) || cmsIsTag(input, cmsSigDToB0Tag)) return 0;
     double source[3][3], target[3][3], inverse[3][3];
     if (!colorants(input, source) || !colorants(srgb, target) || !invert3(target, inverse)) return 0;
     const cmsTagSignature trcs[3] = {cmsSigRedTRCTag, cmsSigGreenTRCTag, cmsSigBlueTRCTag};
     for (int c = 0; c < 3; c++) {
         const cmsToneCurve *curve = cmsReadTag(input, trcs[c]);
         if (!curve) return 0;
-        for (int v = 0; v < 256; v++) box->linear[c][v] = cmsEvalToneCurveFloat(curve, (cmsFloat32Number)(v / 255.0));
+        for (int v = 0; v < 256; v++) {
+            box->linear[c][v] = cmsEvalToneCurveFloat(curve, (cmsFloat32Number)(v / 255.0));
+            if (!isfinite(box->linear[c][v])) return 0;
+        }
     }
+    // A hostile profile (or a cHRM with y = 0) gives lcms2 infinite colorants; its own evaluation clamps, ours
+    // must not index tables with NaN, so such profiles stay on lcms2's path.
     for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++)
+        for (int c = 0; c < 3; c++) {
             box->matrix[r][c] = (float)(inverse[r][0] * source[0][c] + inverse[r][1] * source[1][c] + inverse[r][2] * source[2][c]);
+            if (!isfinite(box->matrix[r][c])) return 0;
+        }
     // sRGB's three curves are the same; re-encoding is its inverse.
     const cmsToneCurve *out = cmsReadTag(srgb, cmsSigRedTRCTag);
     cmsToneCurve *reversed = out ? cmsReverseToneCurve(out) : NULL;
@@ -124,7 +134,7 @@ void *mg_color_transform_create(const uint8_t *icc, size_t icc_length, const mg_
         if (model != cmsSigRgbData) goto mismatch;
         break;
     case MG_COLOR_GRAY_IN_RGBA8:
-        // One gray sample followed by three bytes lcms skips; the output keeps the alpha byte (written below).
+        // One gray sample followed by three bytes lcms skips; alpha is carried over after the transform.
         in_format = COLORSPACE_SH(PT_GRAY) | CHANNELS_SH(1) | BYTES_SH(1) | EXTRA_SH(3);
         if (model != cmsSigGrayData) goto mismatch;
         break;
@@ -172,7 +182,9 @@ mismatch:
 }
 
 static inline uint8_t encode_channel(const mg_color_transform_box *box, float v) {
-    v = v < 0 ? 0 : (v > 1 ? 1 : v);
+    // Written so that NaN also lands on 0.
+    if (!(v > 0)) v = 0;
+    else if (v > 1) v = 1;
     return box->encode[(int)(v * 4096.0f + 0.5f)];
 }
 
@@ -199,6 +211,9 @@ void mg_color_transform_apply(void *transform, const uint8_t *input, uint8_t *ou
     }
     if (box->layout == MG_COLOR_CMYK8 || box->layout == MG_COLOR_CMYK8_INVERTED) {
         for (size_t i = 0; i < pixel_count; i++) output[i * 4 + 3] = 255;
+    } else if (box->layout == MG_COLOR_GRAY_IN_RGBA8 && output != input) {
+        // lcms2 leaves the extra byte alone: carry alpha over when not transforming in place.
+        for (size_t i = 0; i < pixel_count; i++) output[i * 4 + 3] = input[i * 4 + 3];
     }
 }
 

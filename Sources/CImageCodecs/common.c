@@ -51,6 +51,10 @@ int mg_check_frame_size(mg_error *err, const mg_limits *limits, uint64_t width, 
     if (width == 0 || height == 0)
         return mg_fail(err, MG_ERR_CORRUPT, "%s has zero size (%llux%llu)", what,
                        (unsigned long long)width, (unsigned long long)height);
+    // Sides come from files (up to 2^32 - 1 each): refuse products that do not fit, before any limit is compared.
+    if (width > UINT32_MAX || height > UINT32_MAX || width * height > (UINT64_MAX / 4) || width * height * 4 > SIZE_MAX)
+        return mg_fail(err, MG_ERR_TOO_LARGE, "%s is %llux%llu, more pixels than memory can address", what,
+                       (unsigned long long)width, (unsigned long long)height);
     uint64_t pixels = width * height;
     if (limits && limits->max_pixels && pixels > limits->max_pixels)
         return mg_fail(err, MG_ERR_TOO_LARGE, "%s is %llux%llu (%llu pixels), limit is %llu pixels", what,

@@ -220,8 +220,12 @@ static int convert_limited(const struct heif_image *image, double kr, double kb,
     const uint8_t *yp = heif_image_get_plane_readonly(image, heif_channel_Y, &y_stride);
     const uint8_t *cbp = heif_image_get_plane_readonly(image, heif_channel_Cb, &cb_stride);
     const uint8_t *crp = heif_image_get_plane_readonly(image, heif_channel_Cr, &cr_stride);
+    // Every plane must have the luma's size and depth: chroma read with the wrong sample width would run past its rows.
     if (!yp || !cbp || !crp || width <= 0 || height <= 0 || depth < 8 || depth > 16 ||
-        heif_image_get_width(image, heif_channel_Cb) != width || heif_image_get_height(image, heif_channel_Cb) != height)
+        heif_image_get_width(image, heif_channel_Cb) != width || heif_image_get_height(image, heif_channel_Cb) != height ||
+        heif_image_get_width(image, heif_channel_Cr) != width || heif_image_get_height(image, heif_channel_Cr) != height ||
+        heif_image_get_bits_per_pixel_range(image, heif_channel_Cb) != depth ||
+        heif_image_get_bits_per_pixel_range(image, heif_channel_Cr) != depth)
         return mg_fail(err, MG_ERR_CORRUPT, "libheif returned no 4:4:4 YCbCr planes");
     size_t size = (size_t)width * height * 4;
     uint8_t *pixels = mg_alloc_pixels(size);
@@ -296,6 +300,12 @@ int mg_heif_decode(const uint8_t *data, size_t length, const mg_limits *limits, 
             heif_decoding_options_free(options);
             if (error.code != heif_error_Ok) status = fail_heif(err, error, "decoding the HEIF image");
         }
+    }
+    if (status == MG_OK) {
+        // The limits were checked on what the container declares; check them again on what was decoded.
+        enum heif_channel channel = limited ? heif_channel_Y : heif_channel_interleaved;
+        int w = heif_image_get_width(image, channel), h = heif_image_get_height(image, channel);
+        status = mg_check_frame_size(err, limits, w > 0 ? (uint64_t)w : 0, h > 0 ? (uint64_t)h : 0, "decoded HEIF image");
     }
     if (status == MG_OK && limited) {
         status = convert_limited(image, kr, kb, out, err);

@@ -247,7 +247,10 @@ static int run_decoder(decode_state *s, const mg_limits *limits, int only_first,
             if (JxlDecoderGetBoxType(decoder, type, JXL_TRUE) != JXL_DEC_SUCCESS) break;
             if (memcmp(type, "Exif", 4) == 0) box->kind = 1;
             else if (memcmp(type, "xml ", 4) == 0) box->kind = 2;
-            if (box->kind && !box_grow(decoder, box)) memset(box, 0, sizeof *box);
+            if (box->kind && !box_grow(decoder, box)) {
+                free(box->bytes);
+                memset(box, 0, sizeof *box);
+            }
             break;
         }
         case JXL_DEC_BOX_NEED_MORE_OUTPUT:

@@ -90,34 +90,45 @@ static void count_tags(tag_counter *counter, const uint8_t *bytes, size_t length
     }
 }
 
-/// Whether the document (inflated first when gzip-compressed) has more start tags than librsvg accepts elements.
-static int too_many_elements(const uint8_t *data, size_t length) {
+/// Compressed SVGs are counted only up to this many inflated bytes: a tag-free gzip bomb would otherwise be inflated
+/// in full just to count its tags (libxml2 refuses documents far smaller than this anyway).
+#define MG_SVG_MAX_INFLATED ((size_t)64 << 20)
+
+/// MG_OK, or an error when the document (inflated first when gzip-compressed) has more start tags than librsvg
+/// accepts elements, inflates past MG_SVG_MAX_INFLATED, or cannot be checked at all (fails closed).
+static int check_elements(const uint8_t *data, size_t length, mg_error *err) {
     tag_counter counter = {0, 0};
     if (length < 2 || data[0] != 0x1F || data[1] != 0x8B) {
         count_tags(&counter, data, length);
-        return counter.count > MG_SVG_MAX_ELEMENTS;
-    }
-    z_stream stream;
-    memset(&stream, 0, sizeof stream);
-    if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK) return 0;
-    enum { CHUNK = 1 << 16 };
-    uint8_t *chunk = malloc(CHUNK);
-    if (!chunk) {
+    } else {
+        z_stream stream;
+        memset(&stream, 0, sizeof stream);
+        if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK) return mg_fail(err, MG_ERR_NO_MEMORY, "zlib cannot start");
+        enum { CHUNK = 1 << 16 };
+        uint8_t *chunk = malloc(CHUNK);
+        if (!chunk) {
+            inflateEnd(&stream);
+            return mg_fail(err, MG_ERR_NO_MEMORY, "out of memory");
+        }
+        stream.next_in = (uint8_t *)data;
+        stream.avail_in = (uInt)(length > 0xFFFFFFFFu ? 0xFFFFFFFFu : length);
+        int result = Z_OK;
+        while (result == Z_OK && counter.count <= MG_SVG_MAX_ELEMENTS && stream.total_out <= MG_SVG_MAX_INFLATED) {
+            stream.next_out = chunk;
+            stream.avail_out = CHUNK;
+            result = inflate(&stream, Z_NO_FLUSH);
+            count_tags(&counter, chunk, CHUNK - stream.avail_out);
+        }
+        size_t inflated = stream.total_out;
+        free(chunk);
         inflateEnd(&stream);
-        return 0;
+        if (inflated > MG_SVG_MAX_INFLATED)
+            return mg_fail(err, MG_ERR_TOO_LARGE, "the compressed SVG inflates past %zu bytes", MG_SVG_MAX_INFLATED);
+        // Broken gzip data is left for librsvg to report.
     }
-    stream.next_in = (uint8_t *)data;
-    stream.avail_in = (uInt)(length > 0xFFFFFFFFu ? 0xFFFFFFFFu : length);
-    int result = Z_OK;
-    while (result == Z_OK && counter.count <= MG_SVG_MAX_ELEMENTS) {
-        stream.next_out = chunk;
-        stream.avail_out = CHUNK;
-        result = inflate(&stream, Z_NO_FLUSH);
-        count_tags(&counter, chunk, CHUNK - stream.avail_out);
-    }
-    free(chunk);
-    inflateEnd(&stream);
-    return counter.count > MG_SVG_MAX_ELEMENTS;  // broken gzip data is left for librsvg to report
+    if (counter.count > MG_SVG_MAX_ELEMENTS)
+        return mg_fail(err, MG_ERR_CORRUPT, "the SVG has more than %u XML elements (librsvg's limit)", MG_SVG_MAX_ELEMENTS);
+    return MG_OK;
 }
 
 static int fail_gerror(mg_error *err, int status, const char *what, GError *error) {
@@ -213,8 +224,8 @@ int mg_svg_decode(const uint8_t *data, size_t length, const mg_svg_options *opti
     memset(info, 0, sizeof *info);
     if (out) memset(out, 0, sizeof *out);
     if (length == 0) return mg_fail(err, MG_ERR_CORRUPT, "empty SVG data");
-    if (too_many_elements(data, length))
-        return mg_fail(err, MG_ERR_CORRUPT, "the SVG has more than %u XML elements (librsvg's limit)", MG_SVG_MAX_ELEMENTS);
+    int checked = check_elements(data, length, err);
+    if (checked != MG_OK) return checked;
     GError *error = NULL;
     // From bytes, with no base file or URI: librsvg then refuses every href but data: URLs. Flags stay 0 (never
     // RSVG_HANDLE_FLAG_UNLIMITED), so libxml2 keeps its entity-expansion and depth limits.
@@ -231,7 +242,7 @@ int mg_svg_decode(const uint8_t *data, size_t length, const mg_svg_options *opti
     }
     info->intrinsic_width = width;
     info->intrinsic_height = height;
-    double out_width = whole_pixels(width), out_height = whole_pixels(height);
+    double out_width = fmax(1, whole_pixels(width)), out_height = fmax(1, whole_pixels(height));
     if (options && options->target_width > 0 && options->target_height > 0) {
         double sx = options->target_width / width, sy = options->target_height / height;
         double scale = options->fill ? fmax(sx, sy) : fmin(sx, sy);

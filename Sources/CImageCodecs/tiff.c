@@ -78,9 +78,23 @@ static int on_error(TIFF *tif, void *user_data, const char *module, const char *
     return 1;  // handled: libtiff's default handler must not print to stderr
 }
 
+// Most warnings (unknown tags, assumed defaults) do not change the image. But libjpeg's truncation and
+// corrupt-data reports inside JPEG-compressed TIFFs, and the fax codecs' premature end and bad lines, arrive as
+// warnings while libtiff pads the picture with grey or white: those are errors here, as they are in jpeg.c.
 static int on_warning(TIFF *tif, void *user_data, const char *module, const char *format, va_list args) {
-    (void)tif, (void)user_data, (void)module, (void)format, (void)args;
-    return 1;  // warnings (unknown tags, assumed defaults) do not change the image
+    (void)tif, (void)module;
+    struct mg_tiff_file *f = user_data;
+    char message[sizeof f->error];
+    vsnprintf(message, sizeof message, format, args);
+    static const char *damage[] = {"Premature end", "Corrupt JPEG", "Premature EOF", "Premature EOL",
+                                   "Bad code word", "Line length mismatch", "ran out of"};
+    for (size_t i = 0; i < sizeof damage / sizeof *damage; i++) {
+        if (strstr(message, damage[i]) && !f->has_error) {
+            memcpy(f->error, message, sizeof f->error);
+            f->has_error = 1;
+        }
+    }
+    return 1;
 }
 
 // libtiff has no error codes, only messages: sort them by what they say.
@@ -306,11 +320,14 @@ static int read_samples(struct mg_tiff_file *f, uint32_t width, uint32_t height,
             for (uint32_t y = 0; y < height && status == MG_OK; y += th) {
                 for (uint32_t x = 0; x < width && status == MG_OK; x += tw) {
                     uint32_t tile = TIFFComputeTile(tif, x, y, 0, (uint16_t)plane);
-                    if (TIFFReadEncodedTile(tif, tile, buffer, size) < 0 || f->has_error) {
+                    uint32_t rows = height - y < th ? height - y : th, cols = width - x < tw ? width - x : tw;
+                    // A short tile would leave uninitialised heap in the image: it must cover the rows used.
+                    tmsize_t got = TIFFReadEncodedTile(tif, tile, buffer, size);
+                    if (got < 0 || (size_t)got < tile_row * (rows - 1) + (size_t)cols * per_pixel * bytes_per_sample ||
+                        f->has_error) {
                         status = fail_tiff(f, err, "a tile could not be read");
                         break;
                     }
-                    uint32_t rows = height - y < th ? height - y : th, cols = width - x < tw ? width - x : tw;
                     for (uint32_t r = 0; r < rows; r++)
                         copy_samples(buffer + r * tile_row, bps, cols, per_pixel,
                                      samples + ((size_t)(y + r) * width + x) * spp, spp, plane);

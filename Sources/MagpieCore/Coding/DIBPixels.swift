@@ -16,6 +16,11 @@ enum DIBPixels {
     static func decode(
         _ bytes: LittleEndianBytes, header: DIBHeader, andMask: Bool, format: ImageFormat
     ) throws -> PixelBuffer {
+        // Uncompressed rows are checked against the file before the canvas exists: a few header bytes declaring
+        // 10000x10000 must not cost a 400 MB allocation first.
+        if header.compression == .rgb || header.compression == .bitFields {
+            try checkRowsPresent(bytes, header: header, format: format)
+        }
         var buffer = try PixelBuffer(width: header.width, height: header.height)
         try buffer.withUnsafeMutableBytes { raw in
             let out = raw.bindMemory(to: UInt32.self)
@@ -39,16 +44,20 @@ enum DIBPixels {
 
     private static func rgba(_ value: UInt32) -> UInt32 { UInt32(littleEndian: value) }
 
+    /// Throws `truncatedData` unless every uncompressed row is in `bytes` (the last row's padding may be missing).
+    private static func checkRowsPresent(_ bytes: LittleEndianBytes, header: DIBHeader, format: ImageFormat) throws {
+        let rowBytes = (header.width * header.bitCount + 7) / 8
+        guard header.pixelOffset + header.stride * (header.height - 1) + rowBytes <= bytes.count else {
+            throw MagpieError.decodingFailed(
+                reason: .truncatedData(format, message: "the file ends before the \(header.height) rows of pixels it declares"))
+        }
+    }
+
     private static func decodeRows(
         _ bytes: LittleEndianBytes, header: DIBHeader, into out: UnsafeMutableBufferPointer<UInt32>, format: ImageFormat
     ) throws {
         let width = header.width, stride = header.stride
-        // The last row's padding may be missing; its pixels may not.
-        let rowBytes = (width * header.bitCount + 7) / 8
-        guard header.pixelOffset + stride * (header.height - 1) + rowBytes <= bytes.count else {
-            throw MagpieError.decodingFailed(
-                reason: .truncatedData(format, message: "the file ends before the \(header.height) rows of pixels it declares"))
-        }
+        try checkRowsPresent(bytes, header: header, format: format)
         let palette = paletteTable(header)
         let channels = BitFieldChannels(header.masks)
         let base = bytes.bytes

@@ -120,10 +120,12 @@ public struct TIFFCoder: ImageCoder {
             var image = try Image(frames: frames, loopCount: nil, format: .tiff, scale: options.scale)
             CodecBridge.attach(&meta, to: &image)
             if convertedCMYK { image.colorProfile = nil }
-            let all = Int(mg_tiff_page_count(file))
+            // The listing is a description, not the decode: capped at the frame limit, and a page that cannot be
+            // described ends it rather than failing pixels that decoded.
+            let all = min(Int(mg_tiff_page_count(file)), max(1, options.limits.maxFrameCount))
             if all > 1 {
-                image.sourceInfo?.entries = try (0..<all).map { index in
-                    let page = index < pages.count ? pages[index] : try Self.pageInfo(file, index)
+                image.sourceInfo?.entries = (0..<all).compactMap { index in
+                    guard let page = index < pages.count ? pages[index] : try? Self.pageInfo(file, index) else { return nil }
                     return ImageSourceInfo.Entry(
                         width: Int(page.width), height: Int(page.height), bitDepth: Int(page.bit_depth))
                 }

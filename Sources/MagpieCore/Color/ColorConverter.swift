@@ -203,8 +203,15 @@ public enum ColorConverter {
         return nil
     }
 
-    private static func space(_ p: [Double], _ transfer: mg_transfer, _ gamma: Double) -> mg_rgb_space {
-        mg_rgb_space(
+    /// Nil unless every chromaticity is a real point (finite, y > 0, x + y ≤ 1) and the gamma is finite and positive:
+    /// lcms2 divides by y, and a profile of infinities is no colour space.
+    private static func space(_ p: [Double], _ transfer: mg_transfer, _ gamma: Double) -> mg_rgb_space? {
+        guard gamma.isFinite, gamma > 0 else { return nil }
+        for i in stride(from: 0, to: 8, by: 2) {
+            let (x, y) = (p[i], p[i + 1])
+            guard x.isFinite, y.isFinite, x >= 0, y > 0, x + y <= 1 else { return nil }
+        }
+        return mg_rgb_space(
             white_x: p[0], white_y: p[1], red_x: p[2], red_y: p[3], green_x: p[4], green_y: p[5], blue_x: p[6],
             blue_y: p[7], transfer: Int32(transfer.rawValue), gamma: gamma)
     }

@@ -100,6 +100,59 @@ struct ColorManagementTests {
         }
     }
 
+    @Test func impossibleChromaticitiesAreLeftAsStoredInsteadOfConverted() throws {
+        // A cHRM white point with y = 0 makes lcms2 divide by zero: such a space is refused, never evaluated.
+        let broken = Chromaticities(whiteX: 0.3127, whiteY: 0, redX: 0.64, redY: 0.33, greenX: 0.3, greenY: 0.6, blueX: 0.15, blueY: 0.06)
+        let image = try swatch(RGBAColor(red: 10, green: 20, blue: 30), profile: ColorProfile(gamma: 0.45455, chromaticities: broken))
+        let converted = ColorConverter.convertedToSRGB(image)
+        #expect(converted.pixels == image.pixels && converted.colorProfile == image.colorProfile)
+        // Through a real PNG too: gAMA + that cHRM, decoded to sRGB.
+        var png = try registry.encode(Image(pixels: image.pixels), as: .png)
+        var chunks = Data()
+        var gama = Data()
+        PNGChunks.appendUInt32(45455, to: &gama)
+        PNGChunks.write("gAMA", gama, to: &chunks)
+        var chrm = Data()
+        for v in [31270, 0, 64000, 33000, 30000, 60000, 15000, 6000] { PNGChunks.appendUInt32(UInt32(v), to: &chrm) }
+        PNGChunks.write("cHRM", chrm, to: &chunks)
+        png.insert(contentsOf: chunks, at: 33)
+        var options = ImageDecodingOptions.default
+        options.colorSpace = .sRGB
+        #expect(try registry.decode(png, options: options).pixels == image.pixels)
+    }
+
+    @Test func onlyTheFirstICCPChunkIsRead() throws {
+        let image = try swatch(RGBAColor(red: 200, green: 100, blue: 50), profile: Self.displayP3)
+        let png = try registry.encode(image, as: .png)
+        let chunks = PNGChunks.read(png).chunks
+        let iccp = try #require(chunks.first { $0.type == "iCCP" })
+        var second = Data()
+        // A second iCCP naming another (bogus) profile: ignored, the first one stands.
+        var payload = Data("icc\0".utf8)
+        payload.append(0)
+        payload.append(contentsOf: [0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01])
+        PNGChunks.write("iCCP", payload, to: &second)
+        var doubled = png
+        let afterFirst = try #require(doubled.range(of: iccp.data)).upperBound + 4
+        doubled.insert(contentsOf: second, at: afterFirst)
+        let decoded = try registry.decode(doubled)
+        #expect(decoded.colorProfile?.iccData == (try registry.decode(png)).colorProfile?.iccData)
+    }
+
+    @Test func aGIFWithThousandsOfXMPBlocksIsReadOnce() throws {
+        var gif = try registry.encode(try swatch(RGBAColor(red: 1, green: 2, blue: 3), profile: nil), as: .gif)
+        // 20,000 empty "XMP DataXMP" application extensions before the trailer: each one used to copy and scan the
+        // rest of the file (quadratic); now only the first is looked at.
+        var block = Data([0x21, 0xFF, 11])
+        block.append(contentsOf: Array("XMP DataXMP".utf8))
+        block.append(0)
+        var blocks = Data()
+        for _ in 0..<20_000 { blocks.append(block) }
+        gif.insert(contentsOf: blocks, at: gif.count - 1)
+        let decoded = try registry.decode(gif)
+        #expect(decoded.metadata.xmp == nil && decoded.width == 16)
+    }
+
     @Test func anSRGBDecodeIsADifferentCacheVariantFromTheStoredColours() {
         var options = ImageDecodingOptions.default
         #expect(options.variantIdentifier == "")

@@ -11,6 +11,7 @@ enum GIFExtensions {
         let b = [UInt8](data)
         var icc: Data?, xmp: Data?
         var transparent = false
+        var xmpTried = false
         guard b.count >= 13 else { return (EmbeddedMetadata(), ImageSourceInfo(bitDepth: 8, hasAlpha: false)) }
         var offset = 13
         if b[10] & 0x80 != 0 { offset += 3 << ((Int(b[10]) & 7) + 1) }
@@ -35,14 +36,17 @@ enum GIFExtensions {
                 let label = b[offset + 1]
                 if label == 0xFF, offset + 14 <= b.count, b[offset + 2] == 11 {
                     let name = String(decoding: b[(offset + 3)..<(offset + 14)], as: UTF8.self)
-                    if name == "XMP DataXMP" {
+                    if name == "XMP DataXMP", !xmpTried {
                         // XMP's sub-block lengths are part of the packet (a "magic trailer" ends it): keep raw bytes
-                        // up to the end of the packet's closing processing instruction.
-                        let raw = Array(b[(offset + 14)...])
-                        if let end = find(Array("<?xpacket end=".utf8), in: raw),
-                            let close = find(Array("?>".utf8), in: Array(raw[end...]))
+                        // up to the end of the closing processing instruction. Only the first such block is read,
+                        // and the search is bounded, so a file of many XMP blocks costs linear time.
+                        xmpTried = true
+                        let start = offset + 14
+                        let window = start..<min(b.count, start + (4 << 20))
+                        if let end = find(Array("<?xpacket end=".utf8), in: b, within: window),
+                            let close = find(Array("?>".utf8), in: b, within: end..<window.upperBound)
                         {
-                            xmp = Data(raw[..<(end + close + 2)])
+                            xmp = Data(b[start..<(close + 2)])
                         }
                     }
                     guard let (bytes, next) = subBlocks(offset + 14) else { break loop }
@@ -68,9 +72,10 @@ enum GIFExtensions {
         )
     }
 
-    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        guard needle.count <= haystack.count else { return nil }
-        for i in 0...(haystack.count - needle.count) where haystack[i] == needle[0] {
+    /// The first index in `range` where `needle` starts in `haystack`, nil when it does not fit or is absent.
+    private static func find(_ needle: [UInt8], in haystack: [UInt8], within range: Range<Int>) -> Int? {
+        guard range.count >= needle.count else { return nil }
+        for i in range.lowerBound...(range.upperBound - needle.count) where haystack[i] == needle[0] {
             if haystack[i..<(i + needle.count)].elementsEqual(needle) { return i }
         }
         return nil

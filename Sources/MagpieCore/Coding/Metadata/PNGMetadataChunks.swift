@@ -12,6 +12,7 @@ enum PNGMetadataChunks {
     /// plus the IHDR's bit depth and whether the file has alpha (an alpha channel or tRNS).
     static func read(_ data: Data) -> (EmbeddedMetadata, ImageSourceInfo?) {
         var icc: Data?, cicp: CICP?, srgb = false, gamma: Double?, chromaticities: Chromaticities?
+        var sawICCP = false
         var exif: Data?, xmp: Data?
         var info: ImageSourceInfo?
         var offset = data.startIndex + 8
@@ -26,7 +27,10 @@ enum PNGMetadataChunks {
                 let depth = Int(body[body.startIndex + 8]), colorType = body[body.startIndex + 9]
                 info = ImageSourceInfo(bitDepth: depth, hasAlpha: colorType == 4 || colorType == 6)
             case "tRNS": info?.hasAlpha = true
-            case "iCCP" where icc == nil: icc = inflateProfile(body)
+            case "iCCP" where !sawICCP:
+                // The specification allows one; inflating each of many would multiply a zlib bomb's cost.
+                sawICCP = true
+                icc = inflateProfile(body)
             case "cICP" where length == 4:
                 let b = [UInt8](body)
                 cicp = CICP(colorPrimaries: UInt16(b[0]), transferCharacteristics: UInt16(b[1]),
