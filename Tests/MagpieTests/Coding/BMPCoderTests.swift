@@ -206,17 +206,14 @@ struct BMPCoderTests {
         }
     }
 
-    @Test("a bomb header is refused as tooLarge from the header, before any allocation, and fast")
+    @Test("a bomb header is refused as tooLarge from the header, before any allocation")
     func bomb() throws {
         let data = F.file(dib: F.infoHeader(width: 50_000, height: 50_000, bitCount: 24), pixels: [0, 0, 0, 0])
-        let clock = ContinuousClock()
-        let elapsed = clock.measure {
-            guard case .tooLarge(.bmp, _) = TestImages.decodingReason({ try coder.decode(data, options: .default) }) else {
-                Issue.record("expected tooLarge")
-                return
-            }
+        // tooLarge (not truncatedData) shows the header check ran before the rows were even looked for.
+        guard case .tooLarge(.bmp, _) = TestImages.decodingReason({ try coder.decode(data, options: .default) }) else {
+            Issue.record("expected tooLarge")
+            return
         }
-        #expect(elapsed < .seconds(1))
         var options = ImageDecodingOptions.default
         options.limits = ImageDecodingLimits(maxPixelsPerFrame: 15)
         let small = F.file(dib: F.infoHeader(width: 4, height: 4, bitCount: 24), pixels: [UInt8](repeating: 0, count: 48))
