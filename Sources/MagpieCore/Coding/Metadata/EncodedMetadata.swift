@@ -13,9 +13,8 @@ struct EncodedMetadata {
     let xmp: Data?
 
     init(_ image: Image, _ options: ImageEncodingOptions) {
-        // A gray or CMYK profile cannot describe the RGB samples encoders write; the registry converts those first.
-        icc = options.metadata == .strip
-            ? nil : image.colorProfile.flatMap { $0.colorModel == .rgb ? ColorConverter.iccForEmbedding($0) : nil }
+        // iccForEmbedding already refuses gray and CMYK profiles (encoders write RGB; the registry converts those).
+        icc = options.metadata == .strip ? nil : image.colorProfile.flatMap(ColorConverter.iccForEmbedding)
         exif = options.metadata == .keep ? image.metadata.exif.map(EXIFData.resettingOrientation) : nil
         xmp = options.metadata == .keep ? image.metadata.xmp : nil
     }
