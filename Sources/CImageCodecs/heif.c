@@ -189,7 +189,13 @@ static int needs_limited_range(const struct heif_image_handle *handle, const mg_
                                double *kb) {
     if (info->has_alpha || heif_image_handle_get_color_profile_type(handle) != heif_color_profile_type_nclx) return 0;
     struct heif_color_profile_nclx *nclx = NULL;
-    if (heif_image_handle_get_nclx_color_profile(handle, &nclx).code != heif_error_Ok || !nclx) return 0;
+    // libheif 1.15 allocates the profile before it validates the code points and returns an error without
+    // freeing it: free it whatever the answer (the decode fuzzer found the leak).
+    int read = heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok;
+    if (!read || !nclx) {
+        if (nclx) heif_nclx_color_profile_free(nclx);
+        return 0;
+    }
     int limited = !nclx->full_range_flag;
     int matrix = (int)nclx->matrix_coefficients;
     heif_nclx_color_profile_free(nclx);

@@ -63,10 +63,47 @@ extern void cairo_surface_destroy(cairo_surface_t *surface);
 /// both at once. Real drawings, maps and icon sheets stay far below 250,000 elements.
 #define MG_SVG_MAX_ELEMENTS 250000u
 
+/// Entity declarations a document may make. librsvg 2.54 leaks each declared entity's value (about 100 bytes,
+/// allocated by libxml2's xmlParseEntityValue) on every parse: harmless for a drawing's handful of namespace
+/// entities, a leak an attacker could multiply with thousands. Expansion attacks need far fewer than this, and
+/// libxml2's amplification limit refuses those.
+#define MG_SVG_MAX_ENTITIES 64u
+
 typedef struct {
     uint64_t count;
     int after_open;  // the previous byte was '<'
+    uint64_t entities;
+    uint8_t tail[7];  // the last bytes seen, for an entity declaration split across chunks
+    size_t tail_length;
 } tag_counter;
+
+/// Counts `<!ENTITY` declarations, including one that starts in the previous chunk's last 7 bytes.
+static void count_entities(tag_counter *counter, const uint8_t *bytes, size_t length) {
+    static const char declaration[8] = {'<', '!', 'E', 'N', 'T', 'I', 'T', 'Y'};
+    uint8_t joined[14];
+    size_t head = length < 7 ? length : 7;
+    memcpy(joined, counter->tail, counter->tail_length);
+    memcpy(joined + counter->tail_length, bytes, head);
+    size_t joined_length = counter->tail_length + head;
+    for (size_t start = 0; start < counter->tail_length; start++)
+        if (start + 8 <= joined_length && memcmp(joined + start, declaration, 8) == 0) counter->entities++;
+    for (size_t i = 0; i + 8 <= length;) {
+        const uint8_t *open = memchr(bytes + i, '<', length - 7 - i);
+        if (!open) break;
+        i = (size_t)(open - bytes);
+        if (memcmp(open, declaration, 8) == 0) counter->entities++;
+        i++;
+    }
+    // A declaration starting in the last 7 bytes is counted with the next chunk, from the tail.
+    if (length >= 7) {
+        memcpy(counter->tail, bytes + length - 7, 7);
+        counter->tail_length = 7;
+    } else {
+        size_t keep = joined_length < 7 ? joined_length : 7;
+        memmove(counter->tail, joined + joined_length - keep, keep);
+        counter->tail_length = keep;
+    }
+}
 
 static int is_name_start(uint8_t c) {
     uint8_t lower = c | 0x20;
@@ -75,6 +112,7 @@ static int is_name_start(uint8_t c) {
 
 /// Counts `<` followed by a name's first character: start tags (and, harmlessly, the odd one inside a comment).
 static void count_tags(tag_counter *counter, const uint8_t *bytes, size_t length) {
+    count_entities(counter, bytes, length);
     size_t i = 0;
     if (counter->after_open && length > 0) {
         if (is_name_start(bytes[0])) counter->count++;
@@ -99,7 +137,8 @@ static void count_tags(tag_counter *counter, const uint8_t *bytes, size_t length
 /// MG_OK, or an error when the document (inflated first when gzip-compressed) has more start tags than librsvg
 /// accepts elements, inflates past MG_SVG_MAX_INFLATED, or cannot be checked at all (fails closed).
 static int check_elements(const uint8_t *data, size_t length, mg_error *err) {
-    tag_counter counter = {0, 0};
+    tag_counter counter;
+    memset(&counter, 0, sizeof counter);
     if (length < 2 || data[0] != 0x1F || data[1] != 0x8B) {
         count_tags(&counter, data, length);
     } else {
@@ -130,6 +169,8 @@ static int check_elements(const uint8_t *data, size_t length, mg_error *err) {
     }
     if (counter.count > MG_SVG_MAX_ELEMENTS)
         return mg_fail(err, MG_ERR_CORRUPT, "the SVG has more than %u XML elements", MG_SVG_MAX_ELEMENTS);
+    if (counter.entities > MG_SVG_MAX_ENTITIES)
+        return mg_fail(err, MG_ERR_CORRUPT, "the SVG declares more than %u XML entities", MG_SVG_MAX_ENTITIES);
     return MG_OK;
 }
 

@@ -119,6 +119,7 @@ public struct TIFFCoder: ImageCoder {
             }
             var image = try Image(frames: frames, loopCount: nil, format: .tiff, scale: options.scale)
             CodecBridge.attach(&meta, to: &image)
+            if image.metadata.exif == nil { image.metadata.exif = TIFFEXIFPayload.payload(fromTIFF: data) }
             if convertedCMYK { image.colorProfile = nil }
             // The listing is a description, not the decode: capped at the frame limit, and a page that cannot be
             // described ends it rather than failing pixels that decoded.

@@ -62,6 +62,19 @@ struct HEIFCoderTests {
         #expect(nclx.colorProfile?.iccData == nil)
     }
 
+    @Test("an nclx box with colour primaries libheif rejects decodes without a profile (its rejected copy is freed)")
+    func unknownNCLXPrimaries() throws {
+        var data = try Self.corpus("icc/tower-nclx-p3.heic")
+        let colr = try #require(data.range(of: Data("colrnclx".utf8)))
+        // colour_primaries, the first 16-bit field after the type: 12 (P3) becomes 4108, as the decode fuzzer wrote.
+        data[colr.upperBound] = 0x10
+        data[colr.upperBound + 1] = 0x0C
+        let image = try coder.decode(data, options: .default)
+        #expect(image.colorProfile == nil)
+        #expect(image.width > 0)
+        // The leak this pins shows under scripts/sanitize address (LeakSanitizer), which runs this suite.
+    }
+
     @Test("EXIF (without libheif's 4-byte offset) and XMP are reported")
     func reportsMetadata() throws {
         let image = try coder.decode(Self.corpus("heif/L_exif_xmp_iptc.heic"), options: .default)

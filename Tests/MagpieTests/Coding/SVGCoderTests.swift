@@ -109,6 +109,33 @@ struct SVGCoderTests {
         }
     }
 
+    @Test("a drawing's few namespace entities decode; more than 64 entity declarations are refused before librsvg")
+    func entityDeclarations() throws {
+        let svgNamespace = "http://www.w3.org/2000/svg"
+        func document(_ declarations: Int, prefix: String = "") -> Data {
+            let entities = (0..<declarations).map { "<!ENTITY ns_\($0) \"\(svgNamespace)\">" }.joined()
+            return Data("<?xml version=\"1.0\"?><!DOCTYPE svg [\(prefix)\(entities)]><svg xmlns=\"&ns_0;\" width=\"4\" height=\"4\"><rect width=\"4\" height=\"4\" fill=\"red\"/></svg>".utf8)
+        }
+        let image = try coder.decode(document(3), options: .default)
+        #expect(image.pixels[1, 1] == RGBAColor(red: 255, green: 0, blue: 0))
+        guard case .corruptData(.svg, let message) = TestImages.decodingReason({ try coder.decode(document(65), options: .default) }) else {
+            Issue.record("65 entity declarations should be corruptData")
+            return
+        }
+        #expect("\(message)".contains("entities"))
+        #expect(throws: Never.self) { try coder.decode(document(64), options: .default) }
+        // Compressed documents are counted in 64 KiB chunks: a declaration across a chunk boundary still counts.
+        guard Self.hasGzip else { return }
+        let head = "<?xml version=\"1.0\"?><!DOCTYPE svg [<!-- "
+        let filler = String(repeating: "x", count: 65_536 - 3 - head.utf8.count - " -->".utf8.count)
+        let straddling = document(65, prefix: "<!-- \(filler) -->")
+        #expect(straddling.range(of: Data("<!ENTITY".utf8))?.lowerBound == 65_536 - 3)
+        guard case .corruptData(.svg, _) = TestImages.decodingReason({ try coder.decode(try Self.gzipped(straddling), options: .default) }) else {
+            Issue.record("65 compressed declarations, one across a chunk boundary, should be corruptData")
+            return
+        }
+    }
+
     @Test("the render size obeys the pixel limits before the surface is allocated, target sizes included")
     func limits() throws {
         let huge = Self.svg("width=\"100000\" height=\"100000\"")
@@ -140,19 +167,26 @@ struct SVGCoderTests {
         }
     }
 
-    @Test("gzip-compressed SVG (.svgz) is recognised and rendered", .enabled(if: FileManager.default.isExecutableFile(atPath: "/bin/gzip")))
-    func gzip() throws {
+    static let hasGzip = FileManager.default.isExecutableFile(atPath: "/bin/gzip")
+
+    /// `data` compressed by /bin/gzip.
+    static func gzipped(_ data: Data) throws -> Data {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("magpie-svgz-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("a.svg")
-        try Self.svg("width=\"6\" height=\"3\"", "<rect width=\"6\" height=\"3\" fill=\"blue\"/>").write(to: file)
+        try data.write(to: file)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/gzip")
         process.arguments = ["-n", file.path]
         try process.run()
         process.waitUntilExit()
-        let compressed = try Data(contentsOf: folder.appendingPathComponent("a.svg.gz"))
+        return try Data(contentsOf: folder.appendingPathComponent("a.svg.gz"))
+    }
+
+    @Test("gzip-compressed SVG (.svgz) is recognised and rendered", .enabled(if: hasGzip))
+    func gzip() throws {
+        let compressed = try Self.gzipped(Self.svg("width=\"6\" height=\"3\"", "<rect width=\"6\" height=\"3\" fill=\"blue\"/>"))
         #expect(coder.canDecode(compressed))
         #expect(!coder.canDecode(Data([0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3])))
         let image = try ImageCoderRegistry.shared.decode(compressed)

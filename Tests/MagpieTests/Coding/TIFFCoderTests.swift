@@ -203,6 +203,67 @@ struct TIFFCoderTests {
         #expect(!coder.canDecode(Data([0x49, 0x49, 0x2C, 0x00])))
     }
 
+    @Test("EXIF and GPS IFDs become a stand-alone EXIF payload that a JPEG keeps, orientation reset to 1")
+    func exifAndGPS() throws {
+        var page = TIFFTestFile.rgbPage()
+        page.orientation = 6
+        let taken = Array("2024:01:02 03:04:05\0".utf8)
+        let latitude = [51, 1, 30, 1, 0, 1].flatMap(TIFFTestFile.le32)
+        page.exif = [TIFFTestFile.Entry(tag: 0x9003, type: 2, count: taken.count, value: taken)]
+        page.gps = [
+            TIFFTestFile.Entry(tag: 0x0000, type: 1, count: 4, value: [2, 3, 0, 0]),
+            TIFFTestFile.Entry(tag: 0x0002, type: 5, count: 3, value: latitude),
+        ]
+        let image = try coder.decode(TIFFTestFile.make([page]), options: .default)
+        #expect(image.metadataKinds == [.exif, .gps])
+        let payload = try #require(image.metadata.exif)
+        let reader = try #require(IFDReader(payload))
+        // IFD0 keeps Orientation and the two pointers, not the strip tags.
+        #expect(reader.ifd0Entry(tag: 0x0112) != nil)
+        #expect(reader.ifd0Entry(tag: 273) == nil)
+        let exifEntry = try #require(reader.ifd0Entry(tag: 0x8769))
+        let exifIFD = try #require(reader.u32(exifEntry + 8))
+        #expect(reader.u16(exifIFD) == 1 && reader.u16(exifIFD + 2) == 0x9003)
+        let takenAt = try #require(reader.u32(exifIFD + 2 + 8))
+        #expect(Array(reader.bytes[takenAt..<takenAt + taken.count]) == taken)
+        let gpsEntry = try #require(reader.ifd0Entry(tag: 0x8825))
+        let gpsIFD = try #require(reader.u32(gpsEntry + 8))
+        let latitudeAt = try #require(reader.u32(gpsIFD + 2 + 12 + 8))
+        #expect(Array(reader.bytes[latitudeAt..<latitudeAt + 24]) == latitude)
+
+        var options = ImageEncodingOptions()
+        options.metadata = .keep
+        let jpeg = try JPEGCoder().encode(image, options: options)
+        let back = try JPEGCoder().decode(jpeg, options: .default)
+        #expect(back.metadataKinds.contains(.gps))
+        let kept = try #require(back.metadata.exif)
+        #expect(IFDReader(EXIFData.strippingJPEGPrefix(kept))?.ifd0Entry(tag: 0x0112).flatMap {
+            IFDReader(EXIFData.strippingJPEGPrefix(kept))?.u16($0 + 8)
+        } == 1)
+    }
+
+    @Test("a TIFF without EXIF or GPS IFDs reports no EXIF; damaged pointers are dropped, not followed")
+    func noEXIF() throws {
+        #expect(try coder.decode(TIFFTestFile.make([TIFFTestFile.rgbPage()]), options: .default).metadata.exif == nil)
+        var page = TIFFTestFile.rgbPage()
+        page.exif = [TIFFTestFile.Entry(tag: 0x9003, type: 2, count: 4, value: Array("abc\0".utf8))]
+        var file = [UInt8](TIFFTestFile.make([page]))
+        // Point the EXIF IFD past the end of the file.
+        let ifd0 = 8, count = Int(file[ifd0]) | Int(file[ifd0 + 1]) << 8
+        for i in 0..<count where Int(file[ifd0 + 2 + i * 12]) | Int(file[ifd0 + 3 + i * 12]) << 8 == 0x8769 {
+            file.replaceSubrange(ifd0 + 2 + i * 12 + 8..<ifd0 + 2 + i * 12 + 12, with: TIFFTestFile.le32(1 << 30))
+        }
+        #expect(TIFFEXIFPayload.payload(fromTIFF: Data(file)) == nil)
+    }
+
+    @Test("the corpus's TIFF with EXIF and GPS directories reports both", .enabled(if: Corpus.directory != nil))
+    func corpusEXIF() throws {
+        let url = try #require(Corpus.directory).appendingPathComponent("tiff/custom_dir_EXIF_GPS.tiff")
+        guard let data = try? Data(contentsOf: url) else { return }
+        let kinds = try coder.decode(data, options: .default).metadataKinds
+        #expect(kinds.contains(.exif) && kinds.contains(.gps))
+    }
+
     // MARK: Corpus
 
     @Test("corpus compressions and layouts decode: LZW, deflate, PackBits, JPEG, OJPEG, WebP, LZMA, G4, tiles, planar, BigTIFF",

@@ -19,8 +19,20 @@ struct TIFFTestFile {
         var colormap: [UInt16]?
         var icc: [UInt8]?
         var xmp: [UInt8]?
+        /// Entries of an EXIF IFD and a GPS IFD hung off this page's IFD (only on the last page: they are written
+        /// after it).
+        var exif: [Entry]?
+        var gps: [Entry]?
         /// Cuts the strip's bytes short of what the tags declare (a truncated file).
         var declaredStripBytes: Int?
+    }
+
+    /// One IFD entry: tag, TIFF field type and the value's bytes (little-endian), count = bytes / type size.
+    struct Entry {
+        var tag: Int
+        var type: Int
+        var count: Int
+        var value: [UInt8]
     }
 
     /// An 8-bit RGB page of `width` x `height` whose pixel (x, y) is (x*40, y*60, x+y*10).
@@ -56,6 +68,8 @@ struct TIFFTestFile {
             if !page.extraSamples.isEmpty { short(338, page.extraSamples) }
             if let xmp = page.xmp { bytes(700, 1, xmp) }
             if let icc = page.icc { bytes(34675, 7, icc) }
+            if page.exif != nil { long(34665, 0) }  // patched below
+            if page.gps != nil { long(34853, 0) }
             let ifdSize = 2 + entries.count * 12 + 4
             var overflow: [UInt8] = []
             var ifd: [UInt8] = le16(entries.count)
@@ -77,8 +91,32 @@ struct TIFFTestFile {
             ifd += le32(index == pages.count - 1 ? 0 : nextIFD)
             file += ifd + overflow + page.data
             if page.data.count % 2 == 1 { file.append(0) }
+            for (pointer, sub) in [(34665, page.exif), (34853, page.gps)] {
+                guard let sub, let at = entries.firstIndex(where: { $0.tag == pointer }) else { continue }
+                let field = ifdStart + 2 + at * 12 + 8
+                file.replaceSubrange(field..<field + 4, with: le32(file.count))
+                file += subIFD(sub, at: file.count)
+            }
         }
         return Data(file)
+    }
+
+    /// An IFD of `entries` placed at `start`, its out-of-line values right after it.
+    static func subIFD(_ entries: [Entry], at start: Int) -> [UInt8] {
+        var ifd = le16(entries.count)
+        var overflow: [UInt8] = []
+        let overflowStart = start + 2 + entries.count * 12 + 4
+        for entry in entries {
+            ifd += le16(entry.tag) + le16(entry.type) + le32(entry.count)
+            if entry.value.count > 4 {
+                ifd += le32(overflowStart + overflow.count)
+                overflow += entry.value
+                if entry.value.count % 2 == 1 { overflow.append(0) }
+            } else {
+                ifd += entry.value + [UInt8](repeating: 0, count: 4 - entry.value.count)
+            }
+        }
+        return ifd + le32(0) + overflow
     }
 
     static func le16(_ value: Int) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF)] }

@@ -139,6 +139,25 @@ struct ColorManagementTests {
         #expect(decoded.colorProfile?.iccData == (try registry.decode(png)).colorProfile?.iccData)
     }
 
+    @Test func aJPEGProfileIsUsedOnlyWhenEverySegmentAnnouncedIsPresent() throws {
+        // 70,000 bytes of profile: two APP2 segments, numbered 1 and 2 of 2.
+        let icc = Data((0..<70_000).map { UInt8(truncatingIfNeeded: $0 * 7) })
+        let plain = try registry.encode(try swatch(RGBAColor(red: 9, green: 9, blue: 9), profile: nil), as: .jpeg)
+        let jpeg = JPEGSegments.inserting(icc: icc, exif: nil, xmp: nil, into: plain)
+        #expect(JPEGSegments.read(jpeg).colorProfile?.iccData == icc)
+        let header = Data("ICC_PROFILE\0".utf8)
+        var announcedThree = jpeg
+        for range in announcedThree.ranges(of: header) {
+            announcedThree[range.upperBound + 1] = 3
+        }
+        #expect(announcedThree.ranges(of: header).count == 2)
+        #expect(JPEGSegments.read(announcedThree).colorProfile == nil)
+        var disagreeing = jpeg
+        let second = try #require(disagreeing.ranges(of: header).last)
+        disagreeing[second.upperBound + 1] = 1
+        #expect(JPEGSegments.read(disagreeing).colorProfile == nil)
+    }
+
     @Test func aGIFWithThousandsOfXMPBlocksIsReadOnce() throws {
         var gif = try registry.encode(try swatch(RGBAColor(red: 1, green: 2, blue: 3), profile: nil), as: .gif)
         // 20,000 empty "XMP DataXMP" application extensions before the trailer: each one used to copy and scan the

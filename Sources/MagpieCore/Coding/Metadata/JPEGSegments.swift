@@ -11,7 +11,7 @@ enum JPEGSegments {
     static func read(_ data: Data) -> EmbeddedMetadata {
         var exif: Data?, xmp: Data?
         var iccParts: [Int: Data] = [:]
-        var iccCount = 0
+        var iccCounts: Set<Int> = []
         data.withUnsafeBytes { raw in
             let b = raw.bindMemory(to: UInt8.self)
             var i = 2
@@ -32,7 +32,7 @@ enum JPEGSegments {
                     }
                 } else if marker == 0xE2, payload.count > 14, payload.starts(with: Array("ICC_PROFILE\0".utf8)) {
                     let sequence = Int(payload[12])
-                    iccCount = max(iccCount, Int(payload[13]))
+                    iccCounts.insert(Int(payload[13]))
                     if iccParts[sequence] == nil { iccParts[sequence] = Data(payload.dropFirst(14)) }
                 }
                 i += 2 + length
@@ -40,9 +40,10 @@ enum JPEGSegments {
         }
         var icc: Data?
         if !iccParts.isEmpty {
-            // Segments are numbered 1...count; a file with missing parts has no usable profile.
+            // Segments are numbered 1...count and each announces that count: a profile with a part missing, or
+            // whose parts disagree on how many there are, is not used (as Pillow and libjpeg-turbo decide).
             let numbers = iccParts.keys.sorted()
-            if numbers == Array(1...max(1, numbers.count)) || iccCount == 0 {
+            if numbers == Array(1...numbers.count), iccCounts == [numbers.count] {
                 icc = numbers.reduce(into: Data()) { $0.append(iccParts[$1]!) }
             }
         }
