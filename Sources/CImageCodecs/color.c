@@ -6,6 +6,9 @@
 #include <string.h>
 #include "mg_color.h"
 #include "internal.h"
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 typedef struct {
     cmsHTRANSFORM transform;
@@ -18,6 +21,10 @@ typedef struct {
     float linear[3][256];
     float matrix[3][3];
     uint8_t encode[4097];
+    // Each input channel's share of the output, matrix column times linear value, one (R, G, B, 0) vector per
+    // sample value: with SSE2 a pixel is three loads and two adds instead of nine multiplies (the same products,
+    // summed in the same order, so the results are identical).
+    float share[3][256][4] __attribute__((aligned(16)));
 } mg_color_transform_box;
 
 static int invert3(const double m[3][3], double out[3][3]) {
@@ -71,6 +78,11 @@ static int build_fast_path(mg_color_transform_box *box, cmsHPROFILE input, cmsHP
         for (int c = 0; c < 3; c++) {
             box->matrix[r][c] = (float)(inverse[r][0] * source[0][c] + inverse[r][1] * source[1][c] + inverse[r][2] * source[2][c]);
             if (!isfinite(box->matrix[r][c])) return 0;
+        }
+    for (int c = 0; c < 3; c++)
+        for (int v = 0; v < 256; v++) {
+            for (int r = 0; r < 3; r++) box->share[c][v][r] = box->matrix[r][c] * box->linear[c][v];
+            box->share[c][v][3] = 0;
         }
     // sRGB's three curves are the same; re-encoding is its inverse.
     const cmsToneCurve *out = cmsReadTag(srgb, cmsSigRedTRCTag);
@@ -156,7 +168,7 @@ void *mg_color_transform_create(const uint8_t *icc, size_t icc_length, const mg_
     cmsUInt32Number out_format = layout == MG_COLOR_RGBA8 ? TYPE_RGBA_8 : (TYPE_RGB_8 | EXTRA_SH(1));
     cmsHTRANSFORM transform =
         srgb ? cmsCreateTransform(input, in_format, srgb, out_format, INTENT_PERCEPTUAL, flags) : NULL;
-    mg_color_transform_box *box = transform ? malloc(sizeof *box) : NULL;
+    mg_color_transform_box *box = transform ? calloc(1, sizeof *box) : NULL;
     if (box) {
         box->transform = transform;
         box->layout = layout;
@@ -188,9 +200,36 @@ static inline uint8_t encode_channel(const mg_color_transform_box *box, float v)
     return box->encode[(int)(v * 4096.0f + 0.5f)];
 }
 
+#if defined(__SSE2__)
+/// The fast path with one SSE2 vector per pixel (see `share`).
+static void apply_fast_sse2(const mg_color_transform_box *box, const uint8_t *input, uint8_t *output, size_t count) {
+    const __m128 zero = _mm_setzero_ps(), one = _mm_set1_ps(1.0f), scale = _mm_set1_ps(4096.0f),
+                 half = _mm_set1_ps(0.5f);
+    const uint8_t *encode = box->encode;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t pixel;
+        memcpy(&pixel, input + i * 4, 4);
+        __m128 x = _mm_add_ps(_mm_add_ps(_mm_load_ps(box->share[0][pixel & 0xFF]),
+                                         _mm_load_ps(box->share[1][(pixel >> 8) & 0xFF])),
+                              _mm_load_ps(box->share[2][(pixel >> 16) & 0xFF]));
+        // max(x, 0) answers 0 for NaN, as the scalar clamp does.
+        x = _mm_min_ps(_mm_max_ps(x, zero), one);
+        __m128i index = _mm_cvttps_epi32(_mm_add_ps(_mm_mul_ps(x, scale), half));
+        uint32_t out = (uint32_t)encode[_mm_cvtsi128_si32(index)] |
+                       (uint32_t)encode[_mm_extract_epi16(index, 2)] << 8 |
+                       (uint32_t)encode[_mm_extract_epi16(index, 4)] << 16 | (pixel & 0xFF000000u);
+        memcpy(output + i * 4, &out, 4);
+    }
+}
+#endif
+
 void mg_color_transform_apply(void *transform, const uint8_t *input, uint8_t *output, size_t pixel_count) {
     mg_color_transform_box *box = transform;
     if (box->fast) {
+#if defined(__SSE2__)
+        apply_fast_sse2(box, input, output, pixel_count);
+        return;
+#endif
         const float(*m)[3] = box->matrix;
         for (size_t i = 0; i < pixel_count; i++) {
             const uint8_t *p = input + i * 4;

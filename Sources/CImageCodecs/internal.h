@@ -12,4 +12,8 @@ int mg_fail(mg_error *err, int status, const char *format, ...) __attribute__((f
 int mg_check_frame_size(mg_error *err, const mg_limits *limits, uint64_t width, uint64_t height,
                         const char *what);
 
+/// MG_OK, or an error when a derived image (grid or overlay) of a HEIF file declares a canvas over `limits`, or
+/// cannot be described (heif_derived.c).
+int mg_heif_check_derived(const uint8_t *data, size_t length, const mg_limits *limits, mg_error *err);
+
 #endif

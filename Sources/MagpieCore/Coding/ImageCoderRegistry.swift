@@ -92,10 +92,12 @@ public final class ImageCoderRegistry: Sendable {
     public func decode(_ data: Data, options: ImageDecodingOptions = .default) throws -> Image {
         guard !data.isEmpty else { throw MagpieError.decodingFailed(reason: .emptyData) }
         if let coder = allCoders.first(where: { $0.canDecode(data) }) {
-            let image = try coder.decode(data, options: options)
+            var image = try coder.decode(data, options: options)
             // One place converts, so a coder only reports what the file says (CMYK, which must be converted
             // from its samples, is the decoder's job and arrives here already without a convertible profile).
-            return options.colorSpace == .sRGB ? ColorConverter.convertedToSRGB(image) : image
+            // In place: the decoder's pixels are referenced only here.
+            if options.colorSpace == .sRGB { ColorConverter.convertToSRGB(&image) }
+            return image
         }
         let format = ImageFormat(sniffing: data)
         if format == .unknown {

@@ -131,6 +131,11 @@ public struct Image: Sendable, Equatable {
         return copy
     }
 
+    /// Changes every frame's pixels in place (no copy when the image holds the only reference to them).
+    mutating func updatePixels(_ body: (inout PixelBuffer) throws -> Void) rethrows {
+        for index in frames.indices { try body(&frames[index].pixels) }
+    }
+
     /// The kinds of metadata the image carries, sorted: `exif`, `gps`, `icc`, `xmp`.
     public var metadataKinds: [MetadataKind] {
         var kinds: [MetadataKind] = []

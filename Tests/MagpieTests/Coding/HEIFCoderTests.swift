@@ -62,6 +62,45 @@ struct HEIFCoderTests {
         #expect(nclx.colorProfile?.iccData == nil)
     }
 
+    @Test("a grid whose own description declares a canvas over the limit is refused before libheif allocates it")
+    func derivedCanvasOverTheLimit() throws {
+        var data = try Self.corpus("icc/pug.heic")
+        // The grid payload's 16-bit output size, 4032x3024 (its ispe keeps saying so), becomes 30000x30000.
+        let size = try #require(data.range(of: Data([0x0F, 0xC0, 0x0B, 0xD0])))
+        data.replaceSubrange(size, with: [0x75, 0x30, 0x75, 0x30])
+        guard case .tooLarge(.heic, let detail) = TestImages.decodingReason({ try coder.decode(data, options: .default) }) else {
+            Issue.record("a 900 MP grid canvas should be tooLarge")
+            return
+        }
+        #expect("\(detail)".contains("grid"))
+        // The untouched file still decodes: the check reads the same size libheif uses.
+        #expect(try coder.decode(Self.corpus("icc/pug.heic"), options: .default).width == 4032)
+    }
+
+    /// 643 bytes cut down from a decode-fuzzer finding: a 128x128 image whose alpha plane is an overlay (`iovl`)
+    /// item declaring a 19379x32767 canvas; its `ispe` says 128x128. The coded data is zeros: the size check comes
+    /// before any decoding.
+    static let overlayBomb = Data(base64Encoded: [
+        "AAAAGGZ0eXBoZWljAAAAAG1pZjFoZWljAAACRW1ldGEAAAAAAAAAIWhkbHIAAAAAAAAAAHBpY3QAAAAAAAAAAAAAAAAAAAAADnBp",
+        "dG0AAAAAAAEAAAA0aWxvYwAAAABEQAACAAIAAAAAAmUAAQAAAAAAAAAOAAEAAAAAAnMAAQAAAAAAAAAQAAAAOGlpbmYAAAAAAAIA",
+        "AAAVaW5mZQIAAAAAAQAAaHZjMQAAAAAVaW5mZQIAAAAAAgAAaW92bAAAAAGEaXBycAAAAV9pcGNvAAAAcmh2Y0MBBAgAAAAAAAAA",
+        "AAD/8AD8/Pj4AAAPAyAAAQAXQAEMAf//BAgAAAMAn/gAAAMAAP+6AkAhAAEAJ0IBAQQIAAADAJ/4AAADAAD/wECAgWW6kkaa5sCA",
+        "AAADAIAAAAMAhCIAAQAGRAHBcYkSAAAAFGlzcGUAAAAAAAAAgAAAAIAAAAAOcGl4aQAAAAABCAAAACdhdXhDAAAAAHVybjptcGVn",
+        "OmhldmM6MjAxNTphdXhpZDoxAAAAAHhodmNDAQQIAAAAAAAAAAAA//AA/P/4+AAADwMgAAEAF0ABDAH//wQIAAADAJ44AAADAAD/",
+        "ugJAIQABACtCAQEECAAAAwCeOAAAAwAA/5ACBAQLLdSSNNc3AQ0ABAAAAwAEAAADAAQgIgABAAhEAcFwMGCRIAAAABRpc3BlAAAA",
+        "AAAAAIAAAACAAAAAEHBpeGkAAAAAAwgICAAAAB1pcG1hAAAAAAAAAAIAAgSBAoOEAAEDhQaHAAAAGmlyZWYAAAAAAAAADmF1eGwA",
+        "AgABAAEAAAAmbWRhdAAACLgoAa4LcBlLs3//AAAAAAAAAAAAAAAAAAAAAA==",
+    ].joined())!
+
+    @Test("an overlay whose canvas is over the limit is refused from its description, whatever role it plays")
+    func overlayCanvasOverTheLimit() {
+        guard case .tooLarge(.heic, let detail) = TestImages.decodingReason({ try coder.decode(Self.overlayBomb, options: .default) }) else {
+            Issue.record("a 635 MP overlay canvas should be tooLarge")
+            return
+        }
+        #expect("\(detail)".contains("overlay"))
+    }
+
     @Test("an nclx box with colour primaries libheif rejects decodes without a profile (its rejected copy is freed)")
     func unknownNCLXPrimaries() throws {
         var data = try Self.corpus("icc/tower-nclx-p3.heic")
