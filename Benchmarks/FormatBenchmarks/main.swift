@@ -62,34 +62,8 @@ let nullY4M = scratch.appendingPathComponent("null.y4m").path
 let nullPPM = scratch.appendingPathComponent("null.ppm").path
 for link in [nullY4M, nullPPM] { try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/dev/null") }
 
-/// A finished process: exit status, standard output and standard error.
-struct Finished {
-    var status: Int32
-    var output: String
-    var errors: String
-    /// The last lines of standard error, for a failure's message.
-    var errorTail: String { errors.split(separator: "\n").suffix(3).joined(separator: " | ") }
-}
-
 /// Runs a command to completion; nil when it cannot start.
-@MainActor
-func run(_ executable: String, _ arguments: [String]) -> Finished? {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let out = Pipe()
-    process.standardOutput = out
-    // Standard error to a file, not a second pipe: a child that fills one pipe while we read the other would hang.
-    let errorPath = scratch.appendingPathComponent("stderr.txt").path
-    _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
-    process.standardError = FileHandle(forWritingAtPath: errorPath) ?? FileHandle.nullDevice
-    do { try process.run() } catch { return nil }
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
-    let status = process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
-    return Finished(status: status, output: String(decoding: data, as: UTF8.self), errors: errors)
-}
+func run(_ executable: String, _ arguments: [String]) -> FinishedProcess? { runToCompletion(executable, arguments) }
 
 /// What magpie-bench-worker and pillow_formats.py print.
 struct Measurement: Codable {

@@ -23,28 +23,16 @@ struct PeerFailure: Error, CustomStringConvertible {
 /// Runs a command and returns its standard output; throws a PeerFailure naming the command, its exit
 /// status and the end of its output when it cannot start or exits non-zero.
 func capture(_ executable: String, _ arguments: [String]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let out = Pipe()
-    process.standardOutput = out
-    // Standard error to a file, not a second pipe: a child that fills one pipe while we read the other would hang.
-    let errorPath = FileManager.default.temporaryDirectory.appendingPathComponent("magpie-bench-\(getpid())-stderr.txt").path
-    _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
-    defer { try? FileManager.default.removeItem(atPath: errorPath) }
-    process.standardError = FileHandle(forWritingAtPath: errorPath) ?? FileHandle.nullDevice
-    do { try process.run() } catch { throw PeerFailure(description: "\(executable): cannot start: \(error)") }
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let output = String(decoding: data, as: UTF8.self)
-    guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-        let how = process.terminationReason == .exit ? "exit status \(process.terminationStatus)" : "signal \(process.terminationStatus)"
-        let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
-        let tail = (output + "\n" + errors).split(separator: "\n").suffix(4).joined(separator: " | ")
+    guard let finished = runToCompletion(executable, arguments) else {
+        throw PeerFailure(description: "\(executable): cannot start")
+    }
+    guard finished.status == 0 else {
+        let how = finished.signal.map { "signal \($0)" } ?? "exit status \(finished.status)"
+        let tail = (finished.output + "\n" + finished.errors).split(separator: "\n").suffix(4).joined(separator: " | ")
         let shown = ([executable] + arguments.prefix(4).map { $0.contains("\n") ? "<script>" : $0 }).joined(separator: " ")
         throw PeerFailure(description: "`\(shown)` failed (\(how)): \(tail)")
     }
-    return output
+    return finished.output
 }
 
 /// Runs a worker or the Pillow script and decodes the JSON line it prints; throws when it fails or prints something else.
