@@ -165,7 +165,22 @@ static int copy_pixels(const struct heif_image *image, int depth, mg_bitmap *out
     size_t size = (size_t)width * height * 4;
     uint8_t *pixels = mg_alloc_pixels(size);
     if (!pixels) return mg_fail(err, MG_ERR_NO_MEMORY, "could not allocate %zu bytes for %dx%d", size, width, height);
-    if (depth <= 8) {
+    if (depth <= 8 && heif_image_get_chroma_format(image) == heif_chroma_interleaved_RGB) {
+        if ((size_t)stride < (size_t)width * 3) {
+            mg_free(pixels);
+            return mg_fail(err, MG_ERR_CORRUPT, "libheif returned rows shorter than the image");
+        }
+        for (int y = 0; y < height; y++) {
+            const uint8_t *row = plane + (size_t)y * stride;
+            uint8_t *dst = pixels + (size_t)y * width * 4;
+            for (int x = 0; x < width; x++, row += 3, dst += 4) {
+                dst[0] = row[0];
+                dst[1] = row[1];
+                dst[2] = row[2];
+                dst[3] = 255;
+            }
+        }
+    } else if (depth <= 8) {
         for (int y = 0; y < height; y++)
             memcpy(pixels + (size_t)y * width * 4, plane + (size_t)y * stride, (size_t)width * 4);
     } else {
@@ -303,8 +318,11 @@ int mg_heif_decode(const uint8_t *data, size_t length, const mg_limits *limits, 
         if (!options) status = mg_fail(err, MG_ERR_NO_MEMORY, "could not allocate decoding options");
         else {
             enum heif_colorspace space = limited ? heif_colorspace_YCbCr : heif_colorspace_RGB;
+            // 8-bit without alpha as RGB: libheif 1.15 converts 4:2:0 to 24-bit RGB faster than to RGBA, and
+            // adding the opaque alpha while copying costs less than the difference.
             enum heif_chroma chroma = limited ? heif_chroma_444
-                                      : depth > 8 ? heif_chroma_interleaved_RRGGBBAA_LE : heif_chroma_interleaved_RGBA;
+                                      : depth > 8 ? heif_chroma_interleaved_RRGGBBAA_LE
+                                      : info.has_alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB;
             struct heif_error error = heif_decode_image(handle, &image, space, chroma, options);
             heif_decoding_options_free(options);
             if (error.code != heif_error_Ok) status = fail_heif(err, error, "decoding the HEIF image");
