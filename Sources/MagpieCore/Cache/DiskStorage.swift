@@ -70,7 +70,7 @@ public final class DiskStorage: Sendable {
         }
         Self.removeAbandonedTemporaryFiles(in: root + "/tmp")
         let database = try SQLiteDatabase(path: Self.indexPath(root: root))
-        try database.execute(config.syncsToDisk ? Self.schema + "PRAGMA synchronous=FULL;" : Self.schema)
+        try database.executeRetryingWhileBusy(config.syncsToDisk ? Self.schema + "PRAGMA synchronous=FULL;" : Self.schema)
         Self.reconcileAbandonedWrites(database, root: root)
         index = Mutex(database)
         readOnlySources = config.readOnlyDirectories.map { ReadOnlySource(root: $0.path) }

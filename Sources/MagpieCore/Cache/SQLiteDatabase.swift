@@ -53,6 +53,24 @@ final class SQLiteDatabase: @unchecked Sendable {
         guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else { throw failure(sql) }
     }
 
+    /// Runs idempotent statements, trying again for up to `seconds` while SQLite answers "busy" without waiting.
+    ///
+    /// Two processes opening a new index at once both need the exclusive lock that switching to WAL takes; SQLite
+    /// refuses one of them at once rather than calling the busy handler (waiting could deadlock), and a fresh-clone
+    /// CI run saw `PRAGMA journal_mode=WAL: database is locked` from two `magpie fetch` processes started together.
+    func executeRetryingWhileBusy(_ sql: String, seconds: Int = 10) throws {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while true {
+            let status = sqlite3_exec(handle, sql, nil, nil, nil)
+            if status == SQLITE_OK { return }
+            let primary = status & 0xFF
+            guard primary == SQLITE_BUSY || primary == SQLITE_LOCKED, ContinuousClock.now < deadline else {
+                throw failure(sql)
+            }
+            sqlite3_sleep(5)
+        }
+    }
+
     /// Runs `sql` with `arguments` bound in order, calling `row` for each result row.
     @discardableResult
     func run(_ sql: String, _ arguments: [SQLiteValue] = [], row: ((SQLiteRow) throws -> Void)? = nil) throws -> Int {

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 @testable import Magpie
 @testable import MagpieCore
@@ -64,6 +65,25 @@ struct DiskStorageProcessTests {
         }
         let tmp = try FileManager.default.contentsOfDirectory(atPath: folder.url.appendingPathComponent("shared/tmp").path)
         #expect(tmp.isEmpty, "temporary files of killed writers are cleaned at open: \(tmp)")
+    }
+
+    @Test
+    func storagesOpeningOneNewFolderAtOnceAllOpenIt() async throws {
+        // Each switch of a fresh index to WAL wants an exclusive lock; SQLite refuses a second connection at once
+        // (no busy wait), as two `magpie fetch` processes started together once saw. Processes and connections
+        // behave alike here, so threads opening their own connections stand in for processes.
+        for round in 0..<5 {
+            let folder = try TemporaryFolder(); defer { folder.cleanUp() }
+            let failures = Mutex<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: 6) { _ in
+                do {
+                    _ = try DiskStorage(config: .init(name: "shared", directory: folder.url))
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+            #expect(failures.withLock { $0 } == [], "round \(round)")
+        }
     }
 
     @Test
