@@ -405,7 +405,9 @@ private func fetch(
 ) async throws -> ImageOriginTests.Fetched {
     var request = HTTPClientRequest(url: url)
     for (name, value) in headers { request.headers.add(name: name, value: value) }
-    let response = try await client.execute(request, timeout: .seconds(5))
+    // A deadline against a hung origin, not a speed check: the whole redirect chain shares it, and a fresh-clone
+    // run on two loaded cores once took over 5 s for four loopback hops.
+    let response = try await client.execute(request, timeout: .seconds(30))
     var received = ImageOriginTests.Fetched(
         status: Int(response.status.code),
         headers: Dictionary(
