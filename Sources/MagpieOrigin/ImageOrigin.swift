@@ -116,6 +116,20 @@ public final class ImageOrigin: Sendable {
         state.setAsset(asset, forName: name)
     }
 
+    /// Holds every response of `/img/NAME` until ``release(_:)``: the request arrives (and is counted), the answer waits.
+    /// For tests of what a client does while its origin is slow.
+    ///
+    /// - Parameter name: The asset's name.
+    public func hold(_ name: String) { state.hold(name) }
+
+    /// Lets held responses of `/img/NAME` go.
+    ///
+    /// - Parameter name: The asset's name.
+    public func release(_ name: String) { state.release(name) }
+
+    /// Requests of held assets waiting for ``release(_:)`` right now.
+    public var heldRequests: Int { state.waitingWhileHeld }
+
     /// How many requests reached `path` (no query string, e.g. `/img/a.png`), whatever the response was.
     ///
     /// - Parameter path: The path without query string; 0 when it was never requested.

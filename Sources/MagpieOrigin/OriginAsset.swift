@@ -15,6 +15,12 @@ public struct OriginAsset: Sendable {
     public var etag: String?
     /// The `Cache-Control: max-age` value in seconds; `nil` omits the header.
     public var maxAge: Int?
+    /// More response headers, sent with 200 and 304 answers (`Cache-Control` here replaces the one ``maxAge`` makes):
+    /// `Expires`, `Age`, `Vary`… for HTTP caching tests. Empty by default.
+    public var headers: [String: String] = [:]
+    /// When set, every request for the asset is answered with this status (and a small HTML page) instead: an origin
+    /// that started failing. Nil by default.
+    public var failureStatus: Int?
 
     /// Creates an asset.
     /// - Parameters:

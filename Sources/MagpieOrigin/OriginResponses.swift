@@ -5,6 +5,9 @@ extension OriginRoutes {
     /// The asset with its validators, or 304 when the request's conditional headers match, or 404.
     func assetResponse(name: String, request: Request, contentType: String? = nil) -> Response {
         guard let asset = state.asset(named: name) else { return missingAsset(name) }
+        if let failure = asset.failureStatus {
+            return Self.htmlResponse(status: .init(code: failure), title: "Status \(failure)", state: state)
+        }
         var headers = Self.validatorHeaders(of: asset)
         if Self.isNotModified(asset, request: request) {
             // No body: NIO also strips Content-Length from 304s, so the client sees headers only.
@@ -106,6 +109,9 @@ extension OriginRoutes {
         if let etag = asset.etag { headers[.eTag] = etag }
         if let lastModified = asset.lastModified { headers[.lastModified] = lastModified }
         if let maxAge = asset.maxAge { headers[.cacheControl] = "max-age=\(maxAge)" }
+        for (name, value) in asset.headers {
+            if let field = HTTPFields.Element.Name(name) { headers[field] = value }
+        }
         return headers
     }
 

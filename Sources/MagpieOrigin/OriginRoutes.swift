@@ -10,7 +10,9 @@ struct OriginRoutes: Sendable {
         router.add(middleware: RequestRecorder(state: state))
 
         router.get("/img/:name") { request, context in
-            assetResponse(name: try context.parameters.require("name"), request: request)
+            let name = try context.parameters.require("name")
+            await state.waitWhileHeld(name)
+            return assetResponse(name: name, request: request)
         }
         router.get("/echo/:name") { request, context in
             // The headers were already recorded by RequestRecorder; echo differs from /img only in intent.

@@ -15,6 +15,8 @@ final class OriginState: Sendable {
         var requestsByPath: [String: Int] = [:]
         var requestsByURL: [String: Int] = [:]
         var headersByPath: [String: [String: String]] = [:]
+        var held: Set<String> = []
+        var waitingWhileHeld = 0
     }
 
     private let values: Mutex<Values>
@@ -43,6 +45,22 @@ final class OriginState: Sendable {
 
     func beginStopping() {
         values.withLock { $0.stopping = true }
+    }
+
+    // MARK: Holding responses
+
+    func hold(_ name: String) { values.withLock { _ = $0.held.insert(name) } }
+    func release(_ name: String) { values.withLock { _ = $0.held.remove(name) } }
+    var waitingWhileHeld: Int { values.withLock { $0.waitingWhileHeld } }
+
+    /// Returns once `name` is not held (or the origin stops), polling: a held response is a test's rare pause.
+    func waitWhileHeld(_ name: String) async {
+        guard values.withLock({ $0.held.contains(name) }) else { return }
+        values.withLock { $0.waitingWhileHeld += 1 }
+        defer { values.withLock { $0.waitingWhileHeld -= 1 } }
+        while values.withLock({ $0.held.contains(name) && !$0.stopping }) {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
     }
 
     // MARK: Counters

@@ -73,7 +73,9 @@ struct HTTPTransfer: Sendable {
             if info.statusCode == 304, validators != nil {
                 await discard(response.body)
                 metrics.total = ContinuousClock.now - started
-                return ImageDataResult(data: Data(), url: request.url, response: info, notModified: true, metrics: metrics)
+                var result = ImageDataResult(data: Data(), url: request.url, response: info, notModified: true, metrics: metrics)
+                result.requestHeaders = sentHeaders(current)
+                return result
             }
             // A 3xx that was not followed (no Location, or 300/305) has no image in it.
             guard configuration.acceptableStatusCodes.contains(info.statusCode), !(300..<400).contains(info.statusCode) else {
@@ -92,7 +94,9 @@ struct HTTPTransfer: Sendable {
             guard !data.isEmpty else { throw MagpieError.responseFailed(reason: .emptyBody(info)) }
             let format = ImageFormat(sniffing: data)
             guard format != .unknown else { throw MagpieError.responseFailed(reason: .notAnImage(info, sniffed: format)) }
-            return ImageDataResult(data: data, url: request.url, response: info, notModified: false, metrics: metrics)
+            var result = ImageDataResult(data: data, url: request.url, response: info, notModified: false, metrics: metrics)
+            result.requestHeaders = sentHeaders(current)
+            return result
         }
     }
 
@@ -172,14 +176,29 @@ struct HTTPTransfer: Sendable {
         } catch {}
     }
 
+    /// The `Accept` sent when no modifier sets one.
+    static let defaultAccept = "image/webp,image/png,image/jpeg,image/gif,image/*;q=0.8,*/*;q=0.5"
+
+    /// The request's headers plus the defaults the downloader adds (`User-Agent`, `Accept`), without conditional headers.
+    static func sentHeaders(_ request: ImageRequest, userAgent: String) -> [HTTPHeaderField] {
+        var headers = request.headers
+        if !headers.contains(where: { $0.name.equalsIgnoringASCIICase("User-Agent") }) {
+            headers.append(HTTPHeaderField(name: "User-Agent", value: userAgent))
+        }
+        if !headers.contains(where: { $0.name.equalsIgnoringASCIICase("Accept") }) {
+            headers.append(HTTPHeaderField(name: "Accept", value: defaultAccept))
+        }
+        return headers
+    }
+
+    private func sentHeaders(_ request: ImageRequest) -> [HTTPHeaderField] {
+        Self.sentHeaders(request, userAgent: configuration.userAgent)
+    }
+
     private func makeClientRequest(_ request: ImageRequest) -> HTTPClientRequest {
         var clientRequest = HTTPClientRequest(url: request.url.absoluteString)
         clientRequest.method = HTTPMethod(rawValue: request.method)
-        for field in request.headers { clientRequest.headers.add(name: field.name, value: field.value) }
-        if !clientRequest.headers.contains(name: "User-Agent") { clientRequest.headers.add(name: "User-Agent", value: configuration.userAgent) }
-        if !clientRequest.headers.contains(name: "Accept") {
-            clientRequest.headers.add(name: "Accept", value: "image/webp,image/png,image/jpeg,image/gif,image/*;q=0.8,*/*;q=0.5")
-        }
+        for field in sentHeaders(request) { clientRequest.headers.add(name: field.name, value: field.value) }
         if let validators {
             if let etag = validators.etag { clientRequest.headers.replaceOrAdd(name: "If-None-Match", value: etag) }
             if let lastModified = validators.lastModified { clientRequest.headers.replaceOrAdd(name: "If-Modified-Since", value: lastModified) }

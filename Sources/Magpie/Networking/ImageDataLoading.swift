@@ -29,6 +29,19 @@ public protocol ImageDataLoading: Sendable {
     func loadImageData(
         for source: Source, options: ImageDownloadOptions, progress: DownloadProgressHandler?
     ) async throws -> ImageDataResult
+
+    /// The headers a load of `source` with `options` would send (after modifiers, with the loader's defaults): what a
+    /// cached response's `Vary` is matched against before it is served. The default, for loaders without HTTP, is none.
+    ///
+    /// - Parameters:
+    ///   - source: A network resource or a data provider.
+    ///   - options: The options a load would get (their request modifier matters).
+    func requestHeaders(for source: Source, options: ImageDownloadOptions) async throws -> [HTTPHeaderField]
+}
+
+extension ImageDataLoading {
+    /// No headers: a loader without HTTP.
+    public func requestHeaders(for source: Source, options: ImageDownloadOptions) async throws -> [HTTPHeaderField] { [] }
 }
 
 extension ImageDownloader: ImageDataLoading {
@@ -41,6 +54,12 @@ extension ImageDownloader: ImageDataLoading {
         case .network(let resource): try await downloadData(with: resource.downloadURL, options: options, progress: progress)
         case .provider(let provider): try await DataProviderLoader.provide(provider)
         }
+    }
+
+    /// The modified request's headers with the `User-Agent` and `Accept` the downloader adds.
+    public func requestHeaders(for source: Source, options: ImageDownloadOptions) async throws -> [HTTPHeaderField] {
+        guard case .network(let resource) = source else { return [] }
+        return try await sentHeaders(url: resource.downloadURL, options: options)
     }
 }
 

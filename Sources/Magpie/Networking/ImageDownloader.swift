@@ -170,6 +170,11 @@ public final class ImageDownloader: Sendable {
         }
     }
 
+    /// The headers a download of `url` with `options` sends (modifiers applied, defaults added).
+    func sentHeaders(url: URL, options: ImageDownloadOptions) async throws -> [HTTPHeaderField] {
+        HTTPTransfer.sentHeaders(try await prepare(url: url, options: options), userAgent: configuration.userAgent)
+    }
+
     // MARK: Internals
 
     /// The bytes of a `file:` or `data:` URL, read without the queue or a request; nil for HTTP(S).
@@ -266,6 +271,13 @@ public final class ImageDownloader: Sendable {
         var queued = Duration.zero
         while true {
             let waitStart = ContinuousClock.now
+            if let limiter = configuration.rateLimiter {
+                do {
+                    try await limiter.acquire()
+                } catch {
+                    throw MagpieError.requestFailed(reason: .cancelled(request.url))
+                }
+            }
             let slot = try await scheduler.acquire(host: host, priority: options.priority)
             queued += ContinuousClock.now - waitStart
             let outcome: Result<ImageDataResult, MagpieError>

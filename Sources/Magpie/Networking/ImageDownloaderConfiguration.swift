@@ -48,6 +48,9 @@ extension ImageDownloader {
         public var progressInterval: Duration = .milliseconds(50)
         /// Applied to every download before the per-request ``ImageDownloadOptions/requestModifier``. Default nil.
         public var requestModifier: (any ImageDownloadRequestModifier)?
+        /// Limits how fast requests start (every attempt, retries included), across hosts; nil (the default) for no
+        /// limit. `RateLimiter(requestsPerSecond: 80, burst: 25)` is Nuke's setting.
+        public var rateLimiter: RateLimiter?
         /// The retry strategy used when a request sets none. Default nil: no retries.
         public var retryStrategy: (any RetryStrategy)?
         /// Where the downloader logs: each finished or failed download and each retry at debug level,

@@ -10,7 +10,9 @@ import Synchronization
 /// image, undecodable bytes, a redirect loop…). The manager refuses them at once with
 /// ``MagpieError/RequestFailureReason/recentlyFailed(_:previous:)`` — which carries the original ``MagpieError``,
 /// status code included — until the entry expires, the option ``MagpieOption/retryFailed`` is given or the URL is
-/// removed. Transient failures (timeouts, 5xx, 429, connection errors) and cancellations are never recorded.
+/// removed. Transient failures (timeouts, 5xx, 429, connection errors) and cancellations are not recorded, with one
+/// exception: a 429 or 503 that says when to come back (`Retry-After`) is remembered until then, so callers wait as
+/// the origin asked instead of hammering it.
 ///
 /// Entries expire: after ``expiration`` (default 60 s), so a file that appears on the origin later is served
 /// without `.retryFailed`; 404 and 410 answers after ``notFoundExpiration`` (default: the same 60 s; raise it to
@@ -75,15 +77,23 @@ public final class FailedURLList: Sendable {
         }
     }
 
-    /// Remembers `url` as failed with `error`, when ``isPermanent(_:)`` says the error is permanent;
-    /// otherwise does nothing. Recording a URL again replaces its error, restarts its expiry and makes it the newest.
+    /// Remembers `url` as failed with `error`, when ``isPermanent(_:)`` says the error is permanent (for ``expiration``,
+    /// or ``notFoundExpiration`` for 404/410), or when it is a 429 or 503 with `Retry-After` (for the delay it asks,
+    /// at most a day); otherwise does nothing. Recording a URL again replaces its error, restarts its expiry and makes
+    /// it the newest.
     ///
     /// - Parameters:
     ///   - url: The URL that failed.
     ///   - error: Why it failed; kept as it is and handed back by ``failure(for:)``.
     public func record(_ url: URL, error: MagpieError) {
-        guard Self.isPermanent(error) else { return }
-        let lifetime = error.statusCode == 404 || error.statusCode == 410 ? notFoundExpiration : expiration
+        let lifetime: Duration
+        if let delay = Self.retryAfter(error, now: clock.now()) {
+            lifetime = delay
+        } else if Self.isPermanent(error) {
+            lifetime = error.statusCode == 404 || error.statusCode == 410 ? notFoundExpiration : expiration
+        } else {
+            return
+        }
         guard lifetime > .zero else { return }
         let expires = clock.now().addingTimeInterval(TimeInterval(lifetime.milliseconds) / 1000)
         state.withLock { state in
@@ -113,6 +123,14 @@ public final class FailedURLList: Sendable {
             }
             return entry.error
         }
+    }
+
+    /// The `Retry-After` delay of a 429 or 503 answer; nil for other errors or without the header.
+    private static func retryAfter(_ error: MagpieError, now: Date) -> Duration? {
+        guard case .responseFailed(reason: .badStatus(let response)) = error, [429, 503].contains(response.statusCode) else {
+            return nil
+        }
+        return response.retryAfter(now: now)
     }
 
     /// Whether `url` is on the list and its entry has not expired.

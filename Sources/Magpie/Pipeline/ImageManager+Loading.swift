@@ -9,53 +9,45 @@ import Foundation
 /// The retrieval of one source: freshness → caches → miss path (original cache or download,
 /// decode, process, store), the miss path shared by concurrent requests for the same variant.
 extension ImageManager {
-    /// What a freshness check (`revalidate`, `respectCacheControl`) decided.
-    private enum Freshness {
-        /// Serve from the caches.
-        case fresh
-        /// Stale and nothing to revalidate with: download.
-        case stale
-        /// `304`: the entries were refreshed; serve from the caches.
-        case notModified(DownloadMetrics)
-        /// `200`: new bytes, already processed and stored.
-        case replaced(RetrieveImageResult)
-    }
-
     /// - Parameter memoryChecked: The caller already looked for this variant in memory and missed, so the lookup is
     ///   not repeated (a retrieval counts one memory miss, not two).
     func retrieve(
         _ source: Source, originalSource: Source, options: MagpieParsedOptions, progress: DownloadProgressHandler?,
         memoryChecked: Bool = false
     ) async throws -> RetrieveImageResult {
-        let request = RetrievalRequest(manager: self, source: source, options: options)
+        var request = RetrievalRequest(manager: self, source: source, options: options)
         var skipCaches = options.forceRefresh
         var revalidation: DownloadMetrics?
+        var served = RetrieveImageResult.Served.fresh
         if !skipCaches, !options.onlyFromCache, options.revalidate || options.respectCacheControl,
             case .network(let resource) = source
         {
-            switch try await freshnessServingStaleOnTransientError(request, url: resource.downloadURL, progress: progress) {
-            case .fresh: break
+            if options.respectCacheControl { request = try await varyAlternative(request) }
+            switch try await freshness(request, url: resource.downloadURL, progress: progress) {
+            case .fresh(let how): served = how
             case .stale: skipCaches = true
             case .notModified(let metrics): revalidation = metrics
             case .replaced(let result): return deliver(result, request: request, originalSource: originalSource)
             }
         }
         if !skipCaches, let hit = await cachedVariant(request, memoryChecked: memoryChecked && revalidation == nil) {
-            let result = RetrieveImageResult(
+            var result = RetrieveImageResult(
                 image: hit.image, cacheType: hit.cacheType, source: source, originalSource: originalSource,
                 originalData: nil, revalidated: revalidation != nil, downloadMetrics: revalidation,
                 dataCache: request.cache.dataCache,
                 dataCacheKey: ImageCache.computedKey(request.key, processorIdentifier: request.variantIdentifier))
+            if revalidation == nil { result.served = served }
             return deliver(result, request: request, originalSource: originalSource)
         }
-        let result: RetrieveImageResult
+        var result: RetrieveImageResult
         let priority = TaskPriority(downloadPriority: options.downloadPriority)
         let missSkipsCaches = skipCaches
+        let missRequest = request
         // One slot per running miss: downloads cannot run ahead of processing with everybody's bytes in memory.
         let miss: @Sendable (@escaping DownloadProgressHandler) async throws -> RetrieveImageResult = { progress in
             do {
                 return try await self.missSlots.withSlot(priority: priority) {
-                    try await self.produce(request, skipCaches: missSkipsCaches, progress: progress)
+                    try await self.produce(missRequest, skipCaches: missSkipsCaches, progress: progress)
                 }
             } catch is CancellationError {
                 throw Self.cancelled(source)
@@ -70,6 +62,8 @@ extension ImageManager {
         } else {
             result = try await miss(progress ?? { _ in })
         }
+        // Made from a cached original while the entry was served stale: the result is as stale as that original.
+        if result.cacheType != .none, case .stale = served { result.served = served }
         return deliver(result, request: request, originalSource: originalSource)
     }
 
@@ -84,11 +78,13 @@ extension ImageManager {
     /// The variant from memory or disk; nil on a miss. An entry whose bytes are damaged is
     /// removed and counts as a miss, so a damaged cache heals by downloading again.
     private func cachedVariant(_ request: RetrievalRequest, memoryChecked: Bool) async -> (image: Image, cacheType: CacheType)? {
-        if !memoryChecked, let image = request.cache.memoryImage(
+        let access = request.options.cacheAccess
+        if !memoryChecked, access.contains(.memoryReads), let image = request.cache.memoryImage(
             forMemoryKey: request.memoryKey, extending: request.options.memoryCacheAccessExtendingExpiration)
         {
             return (image, .memory)
         }
+        guard access.contains(.diskReads) else { return nil }
         do {
             let found = try await request.cache.diskImage(
                 computed: ImageCache.computedKey(request.key, processorIdentifier: request.variantIdentifier),
@@ -128,12 +124,14 @@ extension ImageManager {
         if options.onlyFromCache { throw MagpieError.cacheFailed(reason: .notCached(key: request.key)) }
         let fetched = try await fetch(request, progress: progress)
         if Task.isCancelled { throw Self.cancelled(request.source) }
-        return try await finishDownload(request, data: fetched.data, response: fetched.response, metrics: fetched.metrics)
+        return try await finishDownload(
+            request, data: fetched.data, response: fetched.response, validators: fetched.validators, metrics: fetched.metrics)
     }
 
-    /// Decodes, processes and stores fetched bytes.
-    private func finishDownload(
-        _ request: RetrievalRequest, data: Data, response: HTTPResponseInfo?, metrics: DownloadMetrics?
+    /// Decodes, processes and stores fetched bytes. With ``MagpieOption/respectCacheControl``, a `no-store` response
+    /// is stored nowhere: the caller (and callers sharing this run) get it, nobody later.
+    func finishDownload(
+        _ request: RetrievalRequest, data: Data, response: HTTPResponseInfo?, validators: HTTPValidators, metrics: DownloadMetrics?
     ) async throws -> RetrieveImageResult {
         let image: Image
         do {
@@ -151,7 +149,10 @@ extension ImageManager {
         // Nobody waits for a cancelled result: caching it anyway would let a stopped prefetch
         // leave images its summary reports as failed.
         if Task.isCancelled { throw Self.cancelled(request.source) }
-        await store(request, image: image, data: data, validators: response?.validators ?? .init(), storeOriginal: request.options.cacheOriginalImage)
+        let storable = !request.options.respectCacheControl || HTTPCachePolicy(validators: validators, storedAt: Date()).isStorable
+        if storable {
+            await store(request, image: image, data: data, validators: validators, storeOriginal: request.options.cacheOriginalImage)
+        }
         return RetrieveImageResult(
             image: image, cacheType: .none, source: request.source, originalSource: request.source,
             originalData: data, revalidated: false, downloadMetrics: metrics)
@@ -162,29 +163,35 @@ extension ImageManager {
         item: ImageProcessItem, data: Data?, validators: HTTPValidators, cacheType: CacheType
     )? {
         let originalCache = request.originalCache
+        let access = request.options.cacheAccess
         let memoryKey = ImageCache.memoryKey(request.key, decodingOptions: request.decoding)
-        if let image = originalCache.memoryCache.image(forKey: memoryKey, extendingExpiration: nil) {
+        if access.contains(.memoryReads), let image = originalCache.memoryCache.image(forKey: memoryKey, extendingExpiration: nil) {
             let validators = (try? await originalCache.dataCache?.cachedMetadata(forKey: request.key))??.validators
             return (.image(image), nil, validators ?? .init(), .memory)
         }
-        guard let dataCache = originalCache.dataCache,
+        guard access.contains(.diskReads), let dataCache = originalCache.dataCache,
             let entry = try? await dataCache.cachedEntry(
                 forKey: request.key, extendingExpiration: request.options.diskCacheAccessExtendingExpiration)
         else { return nil }
         return (.data(entry.data), entry.data, entry.metadata.validators, .disk)
     }
 
-    /// The bytes of the source from the loader: downloaded (unless the URL is on the failed-URL list) or provided.
+    /// The bytes of the source from the loader: downloaded (unless the URL is on the failed-URL list) or provided;
+    /// the response's validators stamped with the exchange's times by the data cache's clock (what ages it).
     private func fetch(
         _ request: RetrievalRequest, progress: @escaping DownloadProgressHandler
-    ) async throws -> (data: Data, response: HTTPResponseInfo?, metrics: DownloadMetrics?) {
+    ) async throws -> (data: Data, response: HTTPResponseInfo?, validators: HTTPValidators, metrics: DownloadMetrics?) {
+        let clock = request.cache.dataCache?.clock ?? .system
+        let requestTime = clock.now()
         let fetched = try await load(request.source, request: request, validators: nil, progress: progress)
-        guard case .network = request.source else { return (fetched.data, nil, nil) }
-        return (fetched.data, fetched.response, fetched.metrics)
+        guard case .network = request.source, let response = fetched.response else { return (fetched.data, nil, .init(), nil) }
+        let validators = response.validators.stamped(
+            requestTime: requestTime, responseTime: clock.now(), requestHeaders: fetched.requestHeaders)
+        return (fetched.data, response, validators, fetched.metrics)
     }
 
     /// One load through the loader; a network source is checked against and recorded in the failed-URL list.
-    private func load(
+    func load(
         _ source: Source, request: RetrievalRequest, validators: HTTPValidators?, progress: DownloadProgressHandler?
     ) async throws -> ImageDataResult {
         let options = request.options
@@ -238,8 +245,10 @@ extension ImageManager {
         let options = request.options
         // Memory first and synchronously: a request arriving right after this one must hit it. Only here: the
         // data-cache write below does not store into memory again (that could bring back an entry removed since).
-        request.cache.memoryCache.storeImage(image, forKey: request.memoryKey, expiration: options.memoryCacheExpiration)
-        guard !options.cacheMemoryOnly else { return }
+        if options.cacheAccess.contains(.memoryWrites) {
+            request.cache.memoryCache.storeImage(image, forKey: request.memoryKey, expiration: options.memoryCacheExpiration)
+        }
+        guard !options.cacheMemoryOnly, options.cacheAccess.contains(.diskWrites) else { return }
         let cache = request.cache
         for other in [cache, request.originalCache] where other !== self.cache {
             otherCaches.withLock { $0[ObjectIdentifier(other)] = other }
@@ -256,61 +265,5 @@ extension ImageManager {
         }
         // Background writes are counted by the cache they go to: `ImageCache.flush()` / `shutdown()` wait for them.
         if options.waitForCache { await cache.writeNow(write) } else { cache.writeInBackground(write) }
-    }
-
-    // MARK: Freshness
-
-    /// `checkFreshness`, except that a transient failure of the conditional request (offline,
-    /// timeout, 5xx) serves what is cached rather than failing (stale-if-error).
-    private func freshnessServingStaleOnTransientError(
-        _ request: RetrievalRequest, url: URL, progress: DownloadProgressHandler?
-    ) async throws -> Freshness {
-        do {
-            return try await checkFreshness(request, url: url, progress: progress)
-        } catch let error as MagpieError where error.isTransient {
-            logger.info("revalidation failed, serving the cached copy", metadata: ["url": "\(url)", "error": "\(error)"])
-            return .fresh
-        }
-    }
-
-    /// With `revalidate`: a conditional request whenever a disk entry has validators. With
-    /// `respectCacheControl`: only when the entry is older than its stored `max-age`.
-    private func checkFreshness(_ request: RetrievalRequest, url: URL, progress: DownloadProgressHandler?) async throws -> Freshness {
-        let options = request.options
-        // The entries whose validators describe the upstream version: the variant, and the original.
-        var candidates: [(cache: any DataCaching, key: String)] = []
-        if let dataCache = request.cache.dataCache {
-            candidates.append((dataCache, ImageCache.computedKey(request.key, processorIdentifier: request.variantIdentifier)))
-        }
-        if request.isProcessed, let dataCache = request.originalCache.dataCache { candidates.append((dataCache, request.key)) }
-        var stored: [(cache: any DataCaching, key: String, metadata: DataCacheMetadata)] = []
-        for candidate in candidates {
-            if let metadata = try? await candidate.cache.cachedMetadata(forKey: candidate.key) {
-                stored.append((candidate.cache, candidate.key, metadata))
-            }
-        }
-        guard let (dataCache, _, metadata) = stored.first else { return .fresh }
-        if !options.revalidate {
-            guard let maxAge = metadata.validators.maxAge else { return .fresh }
-            // A variant made later from the original is as old as the original's response.
-            let validated = stored.map(\.metadata.created).min() ?? metadata.created
-            if dataCache.clock.now().timeIntervalSince(validated) < maxAge { return .fresh }
-        }
-        let validators = metadata.validators
-        guard validators.canRevalidate else { return options.revalidate ? .fresh : .stale }
-        // A URL that failed for good is not asked again; what is cached is served.
-        if !options.retryFailed, failedURLs.contains(url) { return .fresh }
-        let fetched = try await load(request.source, request: request, validators: validators, progress: progress)
-        guard fetched.notModified else {
-            return .replaced(try await finishDownload(request, data: fetched.data, response: fetched.response, metrics: fetched.metrics))
-        }
-        counters.notModified.add(1, ordering: .relaxed)
-        // A 304 may repeat or update the validators and freshness; keep what it does not repeat.
-        let fresh = fetched.response?.validators ?? .init()
-        for (dataCache, key, metadata) in stored {
-            _ = try? await dataCache.refreshEntry(
-                forKey: key, validators: metadata.validators.merged(with: fresh), expiration: options.diskCacheExpiration)
-        }
-        return .notModified(fetched.metrics)
     }
 }

@@ -54,6 +54,10 @@ public final class ImageManager: Sendable {
     /// Caches other than ``cache`` that this manager wrote to (`.targetCache`, `.originalCache`): ``shutdown()``
     /// flushes them too.
     let otherCaches = Mutex<[ObjectIdentifier: ImageCache]>([:])
+    /// `stale-while-revalidate` revalidations running, one per cache and variant.
+    let revalidationsInFlight = Mutex<Set<String>>([])
+    /// Work that outlives the call that started it (background revalidations): ``shutdown()`` waits for it.
+    let backgroundWork = PendingWork()
 
     /// Unprocessed images are stored as the bytes that came in: re-encoding would lose quality,
     /// and the stored ETag describes exactly those bytes.
@@ -138,6 +142,8 @@ public final class ImageManager: Sendable {
     /// next time. The manager stays usable. The downloader is not shut down: it may be shared (call
     /// ``ImageDownloader/shutdown()`` on one you own).
     public func shutdown() async {
+        // Background revalidations first: they may still write to the caches flushed below.
+        await backgroundWork.waitUntilIdle()
         await cache.flush()
         for other in otherCaches.withLock({ Array($0.values) }) { await other.flush() }
     }
@@ -338,6 +344,10 @@ extension ImageManager {
         public var failedFast = 0
         /// Variants made from the original cache instead of a download.
         public var processedFromOriginal = 0
+        /// Stale entries served (`stale-while-revalidate` or `stale-if-error`).
+        public var servedStale = 0
+        /// `stale-while-revalidate` revalidations started in the background.
+        public var backgroundRevalidations = 0
     }
 }
 
@@ -349,12 +359,16 @@ final class ManagerCounters: Sendable {
     let processingRuns = Atomic<Int>(0)
     let failedFast = Atomic<Int>(0)
     let processedFromOriginal = Atomic<Int>(0)
+    let servedStale = Atomic<Int>(0)
+    let backgroundRevalidations = Atomic<Int>(0)
 
     func snapshot(joined: Int) -> ImageManager.Statistics {
         ImageManager.Statistics(
             downloads: downloads.load(ordering: .relaxed), notModified: notModified.load(ordering: .relaxed),
             decodes: decodes.load(ordering: .relaxed), processingRuns: processingRuns.load(ordering: .relaxed),
             coalesced: joined, failedFast: failedFast.load(ordering: .relaxed),
-            processedFromOriginal: processedFromOriginal.load(ordering: .relaxed))
+            processedFromOriginal: processedFromOriginal.load(ordering: .relaxed),
+            servedStale: servedStale.load(ordering: .relaxed),
+            backgroundRevalidations: backgroundRevalidations.load(ordering: .relaxed))
     }
 }

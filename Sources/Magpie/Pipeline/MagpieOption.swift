@@ -42,9 +42,23 @@ public enum MagpieOption: Sendable {
     /// (conditional request) even if the entry is fresh; `304` refreshes the entry and serves it.
     /// Ignored together with ``onlyFromCache``, which never touches the network.
     case revalidate
-    /// Honour the stored `Cache-Control: max-age`: serve from the caches while the entry is
-    /// fresh, revalidate (conditional request) once it is stale. `no-cache` means always stale.
+    /// Follow the origin's HTTP caching rules (RFC 9111, as a private cache): freshness from `max-age`, `Expires` −
+    /// `Date` or the `Last-Modified` heuristic, aged by `Age` and transit time; `no-store` responses are never cached,
+    /// `no-cache` ones revalidated before every use, `must-revalidate` ones never served stale; `immutable` ones not
+    /// revalidated while fresh even with ``revalidate``; `stale-while-revalidate` serves at once and revalidates once
+    /// in the background; `stale-if-error` serves the stale entry when revalidation fails; `Vary` keeps one entry per
+    /// combination of the named request headers. Needs a data cache (where the response headers are kept).
     case respectCacheControl
+    /// Which cache layers this retrieval reads and writes (default ``CacheAccess/all``).
+    case cacheAccess(CacheAccess)
+    /// Whether this retrieval looks in the memory cache (default true).
+    case memoryCacheReads(Bool)
+    /// Whether this retrieval stores in the memory cache (default true).
+    case memoryCacheWrites(Bool)
+    /// Whether this retrieval looks in the data (disk) cache (default true).
+    case diskCacheReads(Bool)
+    /// Whether this retrieval stores in the data (disk) cache (default true).
+    case diskCacheWrites(Bool)
 
     // MARK: Downloading
     /// The downloader to use instead of the manager's.

@@ -25,6 +25,7 @@ public struct MagpieParsedOptions: Sendable {
         var diskCacheAccessExtendingExpiration: ExpirationExtending?
         var revalidate: Bool = false
         var respectCacheControl: Bool = false
+        var cacheAccess: CacheAccess = .all
         var downloader: ImageDownloader?
         var downloadPriority: Double = 0.5
         var downloadTimeout: Duration?
@@ -138,6 +139,11 @@ public struct MagpieParsedOptions: Sendable {
     public var respectCacheControl: Bool {
         get { storage.values.respectCacheControl }
         set { update { $0.respectCacheControl = newValue } }
+    }
+    /// Set by ``MagpieOption/cacheAccess(_:)`` and the per-layer options; default ``CacheAccess/all``.
+    public var cacheAccess: CacheAccess {
+        get { storage.values.cacheAccess }
+        set { update { $0.cacheAccess = newValue } }
     }
     /// Set by ``MagpieOption/downloader(_:)``; nil (the default): the manager's ``ImageManager/downloader``.
     public var downloader: ImageDownloader? {
@@ -261,6 +267,11 @@ public struct MagpieParsedOptions: Sendable {
         case .diskCacheAccessExtendingExpiration(let value): values.diskCacheAccessExtendingExpiration = value
         case .revalidate: values.revalidate = true
         case .respectCacheControl: values.respectCacheControl = true
+        case .cacheAccess(let value): values.cacheAccess = value
+        case .memoryCacheReads(let on): values.cacheAccess.set(.memoryReads, on)
+        case .memoryCacheWrites(let on): values.cacheAccess.set(.memoryWrites, on)
+        case .diskCacheReads(let on): values.cacheAccess.set(.diskReads, on)
+        case .diskCacheWrites(let on): values.cacheAccess.set(.diskWrites, on)
         case .downloader(let value): values.downloader = value
         case .downloadPriority(let value): values.downloadPriority = min(1, max(0, value))
         case .downloadTimeout(let value): values.downloadTimeout = value
@@ -291,6 +302,7 @@ public struct MagpieParsedOptions: Sendable {
         let box = storage
         return box.values.targetCache == nil && !box.values.forceRefresh && !box.values.revalidate
             && !box.values.respectCacheControl && box.values.imageModifier == nil
+            && box.values.cacheAccess.contains(.memoryReads)
             && box.values.memoryCacheAccessExtendingExpiration == nil && box.values.downsampling == nil
             && box.values.scaleFactor == nil && box.values.onlyFirstFrame == nil
             && box.values.decodingOptions.variantIdentifier.isEmpty && box.values.processor.identifier.isEmpty

@@ -9,9 +9,9 @@ import Foundation
 /// the decoding options for bytes and for cached entries, computed once per call.
 struct RetrievalRequest: Sendable {
     let source: Source
-    let options: MagpieParsedOptions
-    /// The cache key (after the manager's cache-key filter).
-    let key: String
+    var options: MagpieParsedOptions
+    /// The cache key (after the manager's cache-key filter; with a `#vary(…)` suffix for a `Vary` alternative).
+    private(set) var key: String
     let processor: any ImageProcessor
     /// "" for the original; otherwise the processor's identifier, plus the decoding variant when
     /// the decoding options change pixels (a processed image made from a downsampled decode is
@@ -50,13 +50,24 @@ struct RetrievalRequest: Sendable {
 
     var isProcessed: Bool { !variantIdentifier.isEmpty }
 
+    /// This request under the key of one `Vary` alternative: the cached response whose `Vary` headers had these
+    /// request values. Every layer (memory, variants, original) then uses the alternative's key.
+    ///
+    /// - Parameter varying: The request's values of the headers the stored response's `Vary` names.
+    func varying(_ varying: [HTTPHeaderField]) -> RetrievalRequest {
+        var copy = self
+        copy.key = key + "#vary(" + varying.map { "\($0.name)=\($0.value)" }.joined(separator: "&") + ")"
+        return copy
+    }
+
     /// How the caches are asked for the variant.
     var retrieval: ImageCacheRetrievalOptions {
         ImageCacheRetrievalOptions(
             processorIdentifier: variantIdentifier, decodingOptions: readDecoding, cacheSerializer: serializer,
             memoryOnly: options.fromMemoryCacheOrRefresh, memoryExpiration: options.memoryCacheExpiration,
             memoryAccessExtending: options.memoryCacheAccessExtendingExpiration,
-            diskAccessExtending: options.diskCacheAccessExtendingExpiration)
+            diskAccessExtending: options.diskCacheAccessExtendingExpiration,
+            promotesToMemory: options.cacheAccess.contains(.memoryWrites))
     }
 
     /// The memory key the variant is stored under.
@@ -84,6 +95,8 @@ struct RetrievalRequest: Sendable {
         if options.retryFailed { parts += "|retry-failed" }
         if options.waitForCache { parts += "|wait" }
         if options.cacheOriginalImage { parts += "|keep-original" }
+        if options.respectCacheControl { parts += "|http" }
+        if options.cacheAccess != .all { parts += "|layers:\(options.cacheAccess.rawValue)" }
         return parts
     }
 }

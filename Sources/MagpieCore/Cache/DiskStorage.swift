@@ -71,10 +71,26 @@ public final class DiskStorage: Sendable {
         Self.removeAbandonedTemporaryFiles(in: root + "/tmp")
         let database = try SQLiteDatabase(path: Self.indexPath(root: root))
         try database.executeRetryingWhileBusy(config.syncsToDisk ? Self.schema + "PRAGMA synchronous=FULL;" : Self.schema)
+        try Self.migrate(database)
         Self.reconcileAbandonedWrites(database, root: root)
         index = Mutex(database)
         readOnlySources = config.readOnlyDirectories.map { ReadOnlySource(root: $0.path) }
         scheduleFirstSweep()
+    }
+
+    /// Brings an index made by an earlier version up to this schema: the `http` column. Two processes may race to add
+    /// it; the loser's "duplicate column" is success.
+    private static func migrate(_ database: SQLiteDatabase) throws {
+        var hasHTTP = false
+        try database.run("SELECT name FROM pragma_table_info('entries')") { row in
+            if row.text(0) == "http" { hasHTTP = true }
+        }
+        guard !hasHTTP else { return }
+        do {
+            try database.executeRetryingWhileBusy(addHTTPColumn)
+        } catch {
+            guard "\(error)".contains("duplicate column") else { throw error }
+        }
     }
 
     /// Runs `body` with the index, under its lock.
@@ -132,6 +148,7 @@ public final class DiskStorage: Sendable {
                             .optional(Self.renewableLifetime(lifetime)), .integer(Int64(checksum)),
                             .optional(validators.etag), .optional(validators.lastModified),
                             .optional(validators.maxAge), .optional(validators.contentType),
+                            .optional(validators.cachingRecord),
                         ])
                         try db.run("DELETE FROM pending WHERE name = ? AND pid = ?", [.text(name), .integer(pid)])
                         // A read before this write must not put the old expiry back later.
@@ -173,7 +190,7 @@ public final class DiskStorage: Sendable {
                 .real(now.timeIntervalSince1970), .real(now.timeIntervalSince1970), .real(lifetime.estimatedExpiration(since: now).timeIntervalSince1970),
                 .optional(Self.renewableLifetime(lifetime)), .optional(validators.etag),
                 .optional(validators.lastModified), .optional(validators.maxAge), .optional(validators.contentType),
-                .text(name),
+                .optional(validators.cachingRecord), .text(name),
             ])
         }
         return changed > 0
@@ -525,19 +542,20 @@ public final class DiskStorage: Sendable {
         return nil
     }
 
-    static func lookup(_ db: SQLiteDatabase, _ name: String) throws -> EntryMetadata? {
+    static func lookup(_ db: SQLiteDatabase, _ name: String, sql: String = selectEntry) throws -> EntryMetadata? {
         var result: EntryMetadata?
-        try db.run(selectEntry, [.text(name)]) { row in result = metadata(row) }
+        try db.run(sql, [.text(name)]) { row in result = metadata(row) }
         return result
     }
 
     static func metadata(_ row: SQLiteRow) -> EntryMetadata {
-        EntryMetadata(
+        var validators = Validators(etag: row.text(8), lastModified: row.text(9), maxAge: row.optionalReal(10), contentType: row.text(11))
+        if row.columnCount > 12 { validators.restoreCachingRecord(row.text(12)) }
+        return EntryMetadata(
             key: row.text(1) ?? "", fileName: row.text(0) ?? "", size: Int(row.integer(2)),
             created: Date(timeIntervalSince1970: row.real(3)), lastAccess: Date(timeIntervalSince1970: row.real(4)),
             expiration: Date(timeIntervalSince1970: row.real(5)), checksum: UInt32(truncatingIfNeeded: row.integer(7)),
-            validators: Validators(etag: row.text(8), lastModified: row.text(9), maxAge: row.optionalReal(10), contentType: row.text(11)),
-            lifetime: row.optionalReal(6))
+            validators: validators, lifetime: row.optionalReal(6))
     }
 
     static func names(_ db: SQLiteDatabase, _ sql: String, _ arguments: [SQLiteValue]) throws -> [String] {

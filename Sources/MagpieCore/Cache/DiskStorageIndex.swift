@@ -24,7 +24,8 @@ extension DiskStorage {
             etag TEXT,
             last_modified TEXT,
             max_age REAL,
-            content_type TEXT
+            content_type TEXT,
+            http TEXT
         ) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS entries_by_access ON entries(accessed);
         CREATE INDEX IF NOT EXISTS entries_by_expiry ON entries(expires);
@@ -43,18 +44,29 @@ extension DiskStorage {
 
     static let upsert = """
         INSERT INTO entries (name, key, size, created, accessed, expires, lifetime, checksum,
-                             etag, last_modified, max_age, content_type)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                             etag, last_modified, max_age, content_type, http)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(name) DO UPDATE SET key = excluded.key, size = excluded.size, created = excluded.created,
             accessed = excluded.accessed, expires = excluded.expires, lifetime = excluded.lifetime,
             checksum = excluded.checksum, etag = excluded.etag, last_modified = excluded.last_modified,
-            max_age = excluded.max_age, content_type = excluded.content_type
+            max_age = excluded.max_age, content_type = excluded.content_type, http = excluded.http
         """
 
     static let selectEntry = """
+        SELECT name, key, size, created, accessed, expires, lifetime, checksum, etag, last_modified, max_age, content_type,
+            http
+        FROM entries WHERE name = ?
+        """
+
+    /// ``selectEntry`` for an index written before the `http` column existed (a read-only folder is never migrated).
+    static let selectEntryWithoutHTTP = """
         SELECT name, key, size, created, accessed, expires, lifetime, checksum, etag, last_modified, max_age, content_type
         FROM entries WHERE name = ?
         """
+
+    /// Adds the column of RFC 9111 facts (``HTTPValidators/cachingRecord``) to an index made before it existed.
+    /// Older Magpie versions name their columns when they write, so they keep working with it.
+    static let addHTTPColumn = "ALTER TABLE entries ADD COLUMN http TEXT"
 
     /// Up to `?` (second) rows after the file name `?` (first), in name order: a walk over the whole index in pages.
     static let selectEntryPage = """
@@ -66,7 +78,7 @@ extension DiskStorage {
 
     static let refreshRow = """
         UPDATE entries SET created = ?, accessed = ?, expires = ?, lifetime = ?, etag = ?, last_modified = ?, max_age = ?,
-            content_type = ? WHERE name = ?
+            content_type = ?, http = ? WHERE name = ?
         """
 
     /// Another cache folder searched on a miss and never written: through its index when it
@@ -90,7 +102,11 @@ extension DiskStorage {
         /// The indexed row; with an index, only an indexed entry counts (a file without a row
         /// may be a killed writer's leftover).
         private func indexed(_ name: String) throws -> EntryMetadata? {
-            try index.withLock { db in try db.flatMap { try DiskStorage.lookup($0, name) } }
+            try index.withLock { db in
+                guard let db else { return nil }
+                // A folder written by an older version has no `http` column, and a read-only index is never migrated.
+                do { return try DiskStorage.lookup(db, name) } catch { return try DiskStorage.lookup(db, name, sql: DiskStorage.selectEntryWithoutHTTP) }
+            }
         }
 
         func contains(name: String, key: String, now: Date) -> Bool {

@@ -335,7 +335,9 @@ public final class ImageCache: Sendable {
             return .none
         }
         counters.diskHits.increment()
-        memoryCache.storeImage(image, forKey: memoryKey, expiration: options.memoryExpiration)
+        if options.promotesToMemory {
+            memoryCache.storeImage(image, forKey: memoryKey, expiration: options.memoryExpiration)
+        }
         return .disk(image)
     }
 

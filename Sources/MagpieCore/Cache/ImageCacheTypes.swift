@@ -48,6 +48,8 @@ public struct ImageCacheRetrievalOptions: Sendable {
     public var memoryAccessExtending: ExpirationExtending?
     /// What a disk hit does to the entry's expiry (nil: the disk cache's default).
     public var diskAccessExtending: ExpirationExtending?
+    /// Whether an image read from disk is also stored in memory. Default true.
+    public var promotesToMemory: Bool
 
     /// Options with the given values; each parameter sets the property of the same name.
     ///
@@ -59,6 +61,7 @@ public struct ImageCacheRetrievalOptions: Sendable {
     ///   - memoryExpiration: Expiration of an image promoted from disk.
     ///   - memoryAccessExtending: What a memory hit does to the expiry.
     ///   - diskAccessExtending: What a disk hit does to the expiry.
+    ///   - promotesToMemory: Whether an image read from disk is stored in memory too.
     public init(
         processorIdentifier: String = "",
         decodingOptions: ImageDecodingOptions = .default,
@@ -66,7 +69,8 @@ public struct ImageCacheRetrievalOptions: Sendable {
         memoryOnly: Bool = false,
         memoryExpiration: StorageExpiration? = nil,
         memoryAccessExtending: ExpirationExtending? = nil,
-        diskAccessExtending: ExpirationExtending? = nil
+        diskAccessExtending: ExpirationExtending? = nil,
+        promotesToMemory: Bool = true
     ) {
         self.processorIdentifier = processorIdentifier
         self.decodingOptions = decodingOptions
@@ -75,6 +79,7 @@ public struct ImageCacheRetrievalOptions: Sendable {
         self.memoryExpiration = memoryExpiration
         self.memoryAccessExtending = memoryAccessExtending
         self.diskAccessExtending = diskAccessExtending
+        self.promotesToMemory = promotesToMemory
     }
 }
 

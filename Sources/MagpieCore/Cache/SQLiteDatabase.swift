@@ -147,6 +147,8 @@ struct SQLiteRow {
         return String(cString: pointer)
     }
     func optionalReal(_ column: Int32) -> Double? { isNull(column) ? nil : real(column) }
+    /// The number of columns the statement returns.
+    var columnCount: Int32 { sqlite3_column_count(statement) }
 }
 
 /// SQLITE_TRANSIENT: SQLite copies bound text before the call returns.

@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// One HTTP header line of a request or response.
-public struct HTTPHeaderField: Sendable, Equatable, Hashable {
+public struct HTTPHeaderField: Sendable, Equatable, Hashable, Codable {
     /// The header's name as the server sent it.
     public var name: String
     /// The header's value, as sent (not unfolded or split at commas).
@@ -73,28 +73,25 @@ public struct HTTPResponseInfo: Sendable, Equatable {
         return .milliseconds(Int(min(Double(day), max(0, date.timeIntervalSince(now))) * 1000))
     }
 
-    /// The cache validators and freshness this response carries (`ETag`, `Last-Modified`,
-    /// `Cache-Control: max-age`, `Content-Type`), as stored in disk cache entries.
-    /// `no-store`/`no-cache` are recorded as a max-age of 0. The max-age is what
-    /// ``MagpieOption/respectCacheControl`` judges freshness by.
+    /// Every value of the header `name` (case-insensitive), joined by commas as RFC 9110 §5.3 allows; nil when absent.
+    public func combinedValue(of name: String) -> String? {
+        let values = headers.filter { $0.name.equalsIgnoringASCIICase(name) }.map(\.value)
+        return values.isEmpty ? nil : values.joined(separator: ", ")
+    }
+
+    /// The cache validators and freshness this response carries (`ETag`, `Last-Modified`, `Content-Type`, and the
+    /// headers RFC 9111 reads: `Cache-Control`, `Expires`, `Date`, `Age`, `Vary`), as stored in data cache entries.
+    /// ``HTTPValidators/maxAge`` is `max-age`, or 0 for `no-cache`/`no-store`. The request side (times, the request's
+    /// values of the `Vary` headers) is added by the caller with ``HTTPValidators/stamped(requestTime:responseTime:requestHeaders:)``.
     public var validators: HTTPValidators {
-        var maxAge: TimeInterval?
-        var mustRevalidate = false
-        if let cacheControl = self[header: "Cache-Control"]?.lowercased() {
-            for directive in cacheControl.split(separator: ",") {
-                let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingASCIIWhitespace }
-                switch parts.first {
-                case "max-age":
-                    if parts.count == 2, let seconds = Int(parts[1].filter { $0 != "\"" }) {
-                        maxAge = TimeInterval(max(0, seconds))
-                    }
-                case "no-cache", "no-store": mustRevalidate = true
-                default: break
-                }
-            }
-        }
+        let cacheControlHeader = combinedValue(of: "Cache-Control")
+        let directives = CacheControl(parsing: cacheControlHeader)
+        let maxAge: TimeInterval? =
+            directives.noCache || directives.noStore ? 0 : directives.maxAge.map(TimeInterval.init)
         return HTTPValidators(
             etag: self[header: "ETag"], lastModified: self[header: "Last-Modified"],
-            maxAge: mustRevalidate ? 0 : maxAge, contentType: self[header: "Content-Type"])
+            maxAge: maxAge, contentType: self[header: "Content-Type"], cacheControl: cacheControlHeader,
+            expires: self[header: "Expires"], date: self[header: "Date"], age: self[header: "Age"],
+            vary: combinedValue(of: "Vary"))
     }
 }

@@ -36,6 +36,9 @@ public struct ImageDataResult: Sendable {
     public var notModified: Bool
     /// Timings and counts (all zero for `file:` and `data:` URLs).
     public var metrics: DownloadMetrics
+    /// The headers the final request carried (after modifiers, with the defaults the loader adds; no conditional
+    /// headers): what a response's `Vary` is matched against. Empty when there was no HTTP request.
+    public var requestHeaders: [HTTPHeaderField] = []
 
     /// A result; loaders (``ImageDataLoading``) make these.
     ///
@@ -85,6 +88,9 @@ public struct ImageLoadingResult: Sendable {
     public var response: HTTPResponseInfo?
     /// Timings and counts (all zero for `file:` and `data:` URLs).
     public var metrics: DownloadMetrics
+    /// The headers the final request carried (after modifiers, with the defaults the loader adds; no conditional
+    /// headers): what a response's `Vary` is matched against. Empty when there was no HTTP request.
+    public var requestHeaders: [HTTPHeaderField] = []
 
     /// A result.
     ///

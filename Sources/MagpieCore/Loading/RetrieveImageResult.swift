@@ -20,6 +20,8 @@ public struct RetrieveImageResult: Sendable {
     public var revalidated: Bool
     /// The download's timings and byte count, when a request was made (a 304 included).
     public var downloadMetrics: DownloadMetrics?
+    /// How the result was served in HTTP caching terms: fresh from a cache, revalidated, stale, or downloaded.
+    public var served: Served
     /// Where ``data()`` reads the bytes of a hit (no closure: a memory hit must not allocate).
     private let dataCache: (any DataCaching)?
     private let dataCacheKey: String?
@@ -47,8 +49,39 @@ public struct RetrieveImageResult: Sendable {
         self.originalData = originalData
         self.revalidated = revalidated
         self.downloadMetrics = downloadMetrics
+        self.served = revalidated ? .revalidated : cacheType == .none ? .downloaded : .fresh
         self.dataCache = dataCache
         self.dataCacheKey = dataCacheKey
+    }
+
+    /// How a result was served, in HTTP caching terms (RFC 9111).
+    public enum Served: Sendable, Equatable, CustomStringConvertible {
+        /// From a cache, without asking the origin (fresh, or no HTTP rules were asked for).
+        case fresh
+        /// From a cache after the origin answered `304 Not Modified`.
+        case revalidated
+        /// From a cache although stale, as `stale-while-revalidate` or `stale-if-error` allow.
+        case stale(StaleReason)
+        /// Downloaded (or read from a data provider) in this call.
+        case downloaded
+
+        /// `fresh`, `revalidated`, `stale` or `downloaded`.
+        public var description: String {
+            switch self {
+            case .fresh: "fresh"
+            case .revalidated: "revalidated"
+            case .stale: "stale"
+            case .downloaded: "downloaded"
+            }
+        }
+    }
+
+    /// Why a stale entry was served.
+    public enum StaleReason: String, Sendable, Equatable {
+        /// Within `stale-while-revalidate`: served at once while one revalidation runs in the background.
+        case whileRevalidating
+        /// Within `stale-if-error`: the revalidation failed (connection error, timeout, 5xx).
+        case revalidationFailed
     }
 
     /// The image's bytes, as Kingfisher's `RetrieveImageResult.data()`: the bytes downloaded or provided in this

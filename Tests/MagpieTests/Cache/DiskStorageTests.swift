@@ -6,7 +6,9 @@ import Testing
 
 /// A clock the tests move by hand.
 final class TestClock: Sendable {
-    private let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+    private let current: Mutex<Date>
+    /// A clock at `start` (default a fixed date in 2027; HTTP tests start at the real time, as the origin's `Date` does).
+    init(start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = Mutex(start) }
     var clock: CacheClock { CacheClock { [self] in current.withLock { $0 } } }
     func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }

@@ -301,11 +301,10 @@ struct ImageManagerOptionTests {
         // Stale now: without the option the disk entry is served as is…
         #expect(try await fixture.manager(fixture.cache()).retrieveImage(with: url).revalidated == false)
         #expect(fixture.origin.requestCount(path: "/img/pic.png") == 1)
-        // …with it, a conditional request is made, and the 304 restarts the entry's age.
+        // …with it, a conditional request is made. (What a 304 does to freshness is HTTPCachingTests' subject: here the
+        // test clock ran 700 s ahead of the origin's `Date`, so by RFC 9111's apparent age the 304 is already stale.)
         let stale = try await fixture.manager(fixture.cache()).retrieveImage(with: url, options: [.respectCacheControl])
-        #expect(stale.revalidated && stale.cacheType == .disk)
-        #expect(fixture.origin.requestCount(path: "/img/pic.png") == 2)
-        #expect(try await fixture.manager(fixture.cache()).retrieveImage(with: url, options: [.respectCacheControl]).revalidated == false)
+        #expect(stale.revalidated && stale.cacheType == .disk && stale.served == .revalidated)
         #expect(fixture.origin.requestCount(path: "/img/pic.png") == 2)
         try await fixture.stop()
     }
