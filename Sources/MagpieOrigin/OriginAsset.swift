@@ -21,6 +21,9 @@ public struct OriginAsset: Sendable {
     /// When set, every request for the asset is answered with this status (and a small HTML page) instead: an origin
     /// that started failing. Nil by default.
     public var failureStatus: Int?
+    /// When set, a full (200) response declares the whole asset but sends only this many bytes, then closes the
+    /// connection: a download cut short, to be resumed. Nil by default.
+    public var cutAfter: Int?
 
     /// Creates an asset.
     /// - Parameters:

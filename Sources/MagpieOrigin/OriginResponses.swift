@@ -2,8 +2,9 @@ import Hummingbird
 
 /// Routes whose responses are complete and well formed: assets, revalidation, HTML, status codes, redirects.
 extension OriginRoutes {
-    /// The asset with its validators, or 304 when the request's conditional headers match, or 404.
-    func assetResponse(name: String, request: Request, contentType: String? = nil) -> Response {
+    /// The asset with its validators, or 304 when the request's conditional headers match, or 404; a `Range: bytes=N-`
+    /// gets a 206 with the rest (unless an `If-Range` no longer matches: then the whole asset), or 416 past the end.
+    func assetResponse(name: String, request: Request, contentType: String? = nil, context: OriginRequestContext? = nil) -> Response {
         guard let asset = state.asset(named: name) else { return missingAsset(name) }
         if let failure = asset.failureStatus {
             return Self.htmlResponse(status: .init(code: failure), title: "Status \(failure)", state: state)
@@ -14,7 +15,29 @@ extension OriginRoutes {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = contentType ?? asset.contentType
+        if let start = Self.rangeStart(request, asset: asset) {
+            let total = asset.bytes.count
+            guard start < total else {
+                headers[.contentRange] = "bytes */\(total)"
+                return Response(status: .rangeNotSatisfiable, headers: headers)
+            }
+            headers[.contentRange] = "bytes \(start)-\(total - 1)/\(total)"
+            return Response(status: .partialContent, headers: headers, body: countedBody(Array(asset.bytes[start...])))
+        }
+        if let cut = asset.cutAfter, let context {
+            return endsEarly(asset, declaring: asset.bytes.count, sending: cut, context: context)
+        }
         return Response(status: .ok, headers: headers, body: countedBody(asset.bytes))
+    }
+
+    /// N of `Range: bytes=N-` when the request may get a part: no `If-Range`, or one equal to the asset's ETag or
+    /// Last-Modified. Other range forms are answered with the whole asset, as RFC 9110 allows.
+    static func rangeStart(_ request: Request, asset: OriginAsset) -> Int? {
+        guard let range = request.headers[.range], range.hasPrefix("bytes="), range.hasSuffix("-"),
+            let start = Int(range.dropFirst(6).dropLast()), start >= 0
+        else { return nil }
+        if let ifRange = request.headers[.ifRange], ifRange != asset.etag, ifRange != asset.lastModified { return nil }
+        return start
     }
 
     func statusResponse(code: String, request: Request) -> Response {

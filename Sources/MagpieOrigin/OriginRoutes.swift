@@ -12,7 +12,7 @@ struct OriginRoutes: Sendable {
         router.get("/img/:name") { request, context in
             let name = try context.parameters.require("name")
             await state.waitWhileHeld(name)
-            return assetResponse(name: name, request: request)
+            return assetResponse(name: name, request: request, context: context)
         }
         router.get("/echo/:name") { request, context in
             // The headers were already recorded by RequestRecorder; echo differs from /img only in intent.

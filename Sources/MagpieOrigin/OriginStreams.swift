@@ -89,7 +89,7 @@ extension OriginRoutes {
 
     /// Declares `declared` bytes, sends the first `sent` (capped at both the asset and the declaration), then ends
     /// the connection so the client sees the shortfall instead of waiting for the rest.
-    private func endsEarly(
+    func endsEarly(
         _ asset: OriginAsset,
         declaring declared: Int,
         sending sent: Int,

@@ -45,11 +45,16 @@ struct FetchCommand: AsyncParsableCommand {
     @Flag(name: .customLong("cache-original"), help: "With a processor, also keep the downloaded bytes in the cache.")
     var cacheOriginal = false
 
+    @OptionGroup var cachePolicy: CachePolicyOptions
+
     @OptionGroup var timing: TimeoutOption
 
     @OptionGroup var retrying: RetryOptions
 
-    @Flag(help: "One JSON object per URL: url, cacheType, revalidated, bytes, ms, width, height, frames (or url, error).")
+    @Flag(help: """
+        One JSON object per URL: url, cacheType, served (fresh, revalidated, stale, downloaded), revalidated, bytes, ms, \
+        width, height, frames (or url, error).
+        """)
     var json = false
 
     func validate() throws {
@@ -76,6 +81,7 @@ struct FetchCommand: AsyncParsableCommand {
         if forceRefresh { options.append(.forceRefresh) }
         if onlyFromCache { options.append(.onlyFromCache) }
         if revalidate { options.append(.revalidate) }
+        options += try cachePolicy.magpieOptions()
         if let outDirectory {
             do {
                 try FileManager.default.createDirectory(atPath: outDirectory, withIntermediateDirectories: true)
@@ -94,7 +100,8 @@ struct FetchCommand: AsyncParsableCommand {
             }
             return await group.reduce(0) { $0 + ($1 ? 0 : 1) }
         }
-        // The disk writes run in the background: without this, a fetch that exits at once loses them.
+        // The disk writes and stale-while-revalidate revalidations run in the background: without this, a fetch that
+        // exits at once loses them. The results are printed already.
         await manager.shutdown()
         try? await downloader.shutdown()
         if failures > 0 { throw ExitCode(1) }
@@ -136,18 +143,31 @@ private struct Output: Sendable {
             case (.none, "file"): origin = "from file"
             case (.none, "data"): origin = "from the data: URL"
             case (.none, _): origin = "from the network\(result.revalidated ? " (revalidated: 304)" : ""), \(bytes) bytes downloaded"
-            default: origin = "from the \(result.cacheType) cache\(result.revalidated ? " (revalidated: 304)" : "")"
+            default: origin = "from the \(result.cacheType) cache\(Self.servedNote(result.served))"
             }
-            report([
-                "url": text, "cacheType": "\(result.cacheType)", "revalidated": result.revalidated, "bytes": bytes,
+            var object: [String: Any?] = [
+                "url": text, "cacheType": "\(result.cacheType)", "served": "\(result.served)",
+                "revalidated": result.revalidated, "bytes": bytes,
                 "ms": (ms * 10).rounded() / 10, "width": result.image.width, "height": result.image.height,
                 "frames": result.image.frames.count,
-            ], line: "\(text): \(result.image.width)x\(result.image.height), \(result.image.frames.count) frame(s), "
+            ]
+            if case .stale(let reason) = result.served { object["staleReason"] = .some(reason.rawValue) }
+            report(object, line: "\(text): \(result.image.width)x\(result.image.height), \(result.image.frames.count) frame(s), "
                 + "\(origin), \(String(format: "%.1f", ms)) ms")
             return true
         } catch {
             report(["url": text, "error": "\(error)"], line: failureLine(for: text, error: error))
             return false
+        }
+    }
+
+    /// How a cache hit was served, for the text line.
+    static func servedNote(_ served: RetrieveImageResult.Served) -> String {
+        switch served {
+        case .revalidated: " (revalidated: 304)"
+        case .stale(.whileRevalidating): " (stale, revalidating in the background)"
+        case .stale(.revalidationFailed): " (stale: the revalidation failed)"
+        case .fresh, .downloaded: ""
         }
     }
 

@@ -56,6 +56,8 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Flag(name: .customLong("force-refresh"), help: "Download even what is cached.")
     var forceRefresh = false
 
+    @OptionGroup var cachePolicy: CachePolicyOptions
+
     @OptionGroup var timing: TimeoutOption
 
     @OptionGroup var retrying: RetryOptions
@@ -112,6 +114,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         if let processor = try processorOption(processor) { options.append(.processor(processor)) }
         if let size = downsample.flatMap(PixelSize.init(parsing:)) { options.append(.downsampling(size)) }
         if forceRefresh { options.append(.forceRefresh) }
+        options += try cachePolicy.magpieOptions()
 
         let prefetcher = ImagePrefetcher(sources: sources, options: options, manager: manager)
         prefetcher.maxConcurrentDownloads = concurrency

@@ -20,6 +20,10 @@ public struct DownloadStatistics: Sendable, Equatable {
     public var bytesReceived = 0
     /// `304 Not Modified` answers to conditional requests.
     public var notModified = 0
+    /// Bodies written to a file as they arrived (past ``ImageDownloader/Configuration/bodyFileThreshold``).
+    public var spooledBodies = 0
+    /// Interrupted bodies completed with a `206 Partial Content` answer to `Range` + `If-Range`.
+    public var resumedBodies = 0
 }
 
 /// Keeps `DownloadStatistics` and mirrors them to swift-metrics (`magpie_download_*`, dimension
@@ -60,6 +64,12 @@ final class DownloadCounters: Sendable {
     func dedupeHit() {
         stats.withLock { $0.dedupeHits += 1 }
         dedupe.increment()
+    }
+
+    func spooled(resumed: Bool) {
+        stats.withLock {
+            if resumed { $0.resumedBodies += 1 } else { $0.spooledBodies += 1 }
+        }
     }
 
     func retried() {

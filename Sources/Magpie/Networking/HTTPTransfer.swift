@@ -18,9 +18,13 @@ struct HTTPTransfer: Sendable {
     let timeout: Duration
     let redirectHandler: (any ImageDownloadRedirectHandler)?
     let validators: HTTPValidators?
+    /// Where bodies past the configuration's `bodyFileThreshold` are written; nil keeps every body in memory.
+    let spoolDirectory: String?
     let onSend: @Sendable (ImageRequest) -> Void
     let onResponse: @Sendable (HTTPResponseInfo) -> Void
     let onProgress: @Sendable (DownloadProgress, _ final: Bool) -> Void
+    /// Called once a body goes to a file: `resumed` when it continues an interrupted one.
+    var onSpool: @Sendable (_ resumed: Bool) -> Void = { _ in }
 
     /// Runs the attempt; the whole exchange (redirects and body included) must end within `timeout`.
     func run() async throws -> ImageDataResult {
@@ -42,6 +46,21 @@ struct HTTPTransfer: Sendable {
     }
 
     private func exchange() async throws -> ImageDataResult {
+        // An earlier attempt's interrupted body, when there is one: asked for from where it stopped. Given back
+        // (kept for the next attempt) unless the body reader takes it over.
+        var resume = spoolDirectory.flatMap { BodySpool.claimResumable(in: $0, for: request) }
+        do {
+            let result = try await exchange(resume: &resume)
+            // Not used (a 304, say): still there for a later attempt.
+            if let resume { resume.spool.keep(resume.resumable, name: BodySpool.name(for: request)) }
+            return result
+        } catch {
+            if let resume { resume.spool.keep(resume.resumable, name: BodySpool.name(for: request)) }
+            throw error
+        }
+    }
+
+    private func exchange(resume: inout (spool: BodySpool, resumable: BodySpool.Resumable)?) async throws -> ImageDataResult {
         let started = ContinuousClock.now
         // A timeout beyond a year means "none"; adding it to now could overflow the deadline.
         let deadline = timeout > .seconds(365 * 86_400) ? NIODeadline.distantFuture : NIODeadline.now() + TimeAmount(saturating: timeout)
@@ -53,7 +72,7 @@ struct HTTPTransfer: Sendable {
             let sent = ContinuousClock.now
             let response: HTTPClientResponse
             do {
-                response = try await client.execute(makeClientRequest(current), deadline: deadline)
+                response = try await client.execute(makeClientRequest(current, resumingFrom: resume), deadline: deadline)
             } catch {
                 throw TransportError.map(error, url: current.url, timeout: timeout)
             }
@@ -77,18 +96,40 @@ struct HTTPTransfer: Sendable {
                 result.requestHeaders = sentHeaders(current)
                 return result
             }
-            // A 3xx that was not followed (no Location, or 300/305) has no image in it.
-            guard configuration.acceptableStatusCodes.contains(info.statusCode), !(300..<400).contains(info.statusCode) else {
+            // A range the origin cannot serve (the body shrank, say): start over without it.
+            if info.statusCode == 416, let claimed = resume {
+                await discard(response.body)
+                claimed.spool.discard()
+                resume = nil
+                continue
+            }
+            // The rest of the interrupted body, when the origin sends exactly the part asked for; anything else
+            // (a 200, or a range that does not start where ours stopped) replaces it.
+            var appendingTo: BodySpool?
+            if let claimed = resume {
+                resume = nil
+                if info.statusCode == 206, Self.contentRangeStart(info) == claimed.spool.size {
+                    appendingTo = claimed.spool
+                } else {
+                    claimed.spool.discard()
+                }
+            }
+            // A 3xx that was not followed (no Location, or 300/305) has no image in it; a 206 only answers a range we asked for.
+            guard configuration.acceptableStatusCodes.contains(info.statusCode), !(300..<400).contains(info.statusCode),
+                info.statusCode != 206 || appendingTo != nil
+            else {
+                appendingTo?.discard()
                 await discard(response.body)
                 throw MagpieError.responseFailed(reason: .badStatus(info))
             }
             if !configuration.acceptableContentTypes.accepts(info.contentType) {
+                appendingTo?.discard()
                 // Sniff the first chunk only: an HTML error page need not be read to the end.
                 var iterator = response.body.makeAsyncIterator()
                 let head = (try? await iterator.next()).flatMap { $0 }.map { Data($0.readableBytesView) } ?? Data()
                 throw MagpieError.responseFailed(reason: .notAnImage(info, sniffed: ImageFormat(sniffing: head)))
             }
-            let data = try await readBody(response.body, info: info)
+            let data = try await readBody(response.body, info: info, appendingTo: appendingTo)
             metrics.bytesReceived = data.count
             metrics.total = ContinuousClock.now - started
             guard !data.isEmpty else { throw MagpieError.responseFailed(reason: .emptyBody(info)) }
@@ -131,37 +172,86 @@ struct HTTPTransfer: Sendable {
         return chosen
     }
 
-    private func readBody(_ body: HTTPClientResponse.Body, info: HTTPResponseInfo) async throws -> Data {
+    /// The body, within the size limit: in memory, or past the spool threshold in a file (continuing `appendingTo`, the
+    /// interrupted body a 206 completes). A body cut short is kept for resuming when the response named a validator.
+    private func readBody(_ body: HTTPClientResponse.Body, info: HTTPResponseInfo, appendingTo: BodySpool?) async throws -> Data {
         let limit = configuration.maximumResponseSize
+        let offset = appendingTo?.size ?? 0
         let declared = info.contentLength
-        if let declared, declared > limit {
-            throw MagpieError.responseFailed(reason: .tooLarge(info, limit: limit, declared: declared))
+        // The whole body's length: a 206's Content-Length counts only the rest.
+        let expected = declared.map { $0 + offset }
+        if let expected, expected > limit {
+            appendingTo?.discard()
+            throw MagpieError.responseFailed(reason: .tooLarge(info, limit: limit, declared: expected))
+        }
+        let threshold = spoolDirectory == nil ? nil : configuration.bodyFileThreshold
+        var spool = appendingTo
+        if spool != nil { onSpool(true) }
+        if spool == nil, let threshold, let spoolDirectory, let expected, expected > threshold {
+            spool = try BodySpool.create(in: spoolDirectory)
+            onSpool(false)
         }
         var data = Data()
         // Reserve what was declared, up to 4 MB: a lying Content-Length must not cost memory it never sends.
-        data.reserveCapacity(min(declared ?? 64 * 1024, 4 * 1024 * 1024))
+        if spool == nil { data.reserveCapacity(min(declared ?? 64 * 1024, 4 * 1024 * 1024)) }
+        var received: Int { spool?.size ?? data.count }
         do {
             for try await chunk in body {
-                guard data.count + chunk.readableBytes <= limit else {
-                    throw MagpieError.responseFailed(reason: .tooLarge(info, limit: limit, declared: declared))
+                guard received + chunk.readableBytes <= limit else {
+                    throw MagpieError.responseFailed(reason: .tooLarge(info, limit: limit, declared: expected))
                 }
-                chunk.withUnsafeReadableBytes { data.append($0.assumingMemoryBound(to: UInt8.self)) }
-                onProgress(DownloadProgress(receivedBytes: data.count, expectedBytes: declared), false)
+                if spool == nil, let threshold, let spoolDirectory, data.count + chunk.readableBytes > threshold {
+                    // Unknown length, and past the threshold: the rest goes to a file, and what came so far with it.
+                    let created = try BodySpool.create(in: spoolDirectory)
+                    try data.withUnsafeBytes { try created.append($0) }
+                    data = Data()
+                    spool = created
+                    onSpool(false)
+                }
+                if let spool {
+                    try chunk.withUnsafeReadableBytes { try spool.append($0) }
+                } else {
+                    chunk.withUnsafeReadableBytes { data.append($0.assumingMemoryBound(to: UInt8.self)) }
+                }
+                onProgress(DownloadProgress(receivedBytes: received, expectedBytes: expected), false)
             }
         } catch let error as MagpieError {
+            // Over the limit or unwritable: nothing worth resuming.
+            spool?.discard()
             throw error
         } catch {
+            spool?.keep(Self.resumable(info, url: request.url, total: expected), name: BodySpool.name(for: request))
             // A connection closed before Content-Length is a truncation, whatever NIO calls it.
-            if let declared, data.count < declared, !(error is CancellationError), !Task.isCancelled {
-                throw MagpieError.responseFailed(reason: .truncated(info, expected: declared, received: data.count))
+            if let expected, received < expected, !(error is CancellationError), !Task.isCancelled {
+                throw MagpieError.responseFailed(reason: .truncated(info, expected: expected, received: received))
             }
             throw TransportError.map(error, url: info.url, timeout: timeout)
         }
-        if let declared, data.count < declared {
-            throw MagpieError.responseFailed(reason: .truncated(info, expected: declared, received: data.count))
+        if let expected, received < expected {
+            spool?.keep(Self.resumable(info, url: request.url, total: expected), name: BodySpool.name(for: request))
+            throw MagpieError.responseFailed(reason: .truncated(info, expected: expected, received: received))
         }
-        onProgress(DownloadProgress(receivedBytes: data.count, expectedBytes: declared), true)
+        if let spool { data = try spool.finish() }
+        onProgress(DownloadProgress(receivedBytes: data.count, expectedBytes: expected), true)
         return data
+    }
+
+    /// What resuming `info`'s body needs: its strong `ETag` (a weak one may not be used in `If-Range`), else its
+    /// `Last-Modified`; nil when it has neither (such a body cannot be resumed safely).
+    static func resumable(_ info: HTTPResponseInfo, url: URL, total: Int?) -> BodySpool.Resumable? {
+        if let etag = info[header: "ETag"], !etag.hasPrefix("W/") {
+            return BodySpool.Resumable(url: url.absoluteString, validator: etag, total: total)
+        }
+        guard let lastModified = info[header: "Last-Modified"] else { return nil }
+        return BodySpool.Resumable(url: url.absoluteString, validator: lastModified, total: total)
+    }
+
+    /// The first byte position of a 206's `Content-Range: bytes FIRST-LAST/TOTAL`; nil when absent or malformed.
+    static func contentRangeStart(_ info: HTTPResponseInfo) -> Int? {
+        guard let value = info[header: "Content-Range"]?.trimmingASCIIWhitespace, value.hasPrefix("bytes ") else { return nil }
+        let range = value.dropFirst(6).split(separator: "/").first ?? ""
+        guard let dash = range.firstIndex(of: "-") else { return nil }
+        return Int(range[..<dash])
     }
 
     /// Reads and drops a small body so the connection can be reused; a large one is abandoned
@@ -195,10 +285,17 @@ struct HTTPTransfer: Sendable {
         Self.sentHeaders(request, userAgent: configuration.userAgent)
     }
 
-    private func makeClientRequest(_ request: ImageRequest) -> HTTPClientRequest {
+    private func makeClientRequest(
+        _ request: ImageRequest, resumingFrom resume: (spool: BodySpool, resumable: BodySpool.Resumable)? = nil
+    ) -> HTTPClientRequest {
         var clientRequest = HTTPClientRequest(url: request.url.absoluteString)
         clientRequest.method = HTTPMethod(rawValue: request.method)
         for field in sentHeaders(request) { clientRequest.headers.add(name: field.name, value: field.value) }
+        if let resume {
+            // The rest, only if it is still the same body; otherwise the origin sends all of it (200).
+            clientRequest.headers.replaceOrAdd(name: "Range", value: "bytes=\(resume.spool.size)-")
+            clientRequest.headers.replaceOrAdd(name: "If-Range", value: resume.resumable.validator)
+        }
         if let validators {
             if let etag = validators.etag { clientRequest.headers.replaceOrAdd(name: "If-None-Match", value: etag) }
             if let lastModified = validators.lastModified { clientRequest.headers.replaceOrAdd(name: "If-Modified-Since", value: lastModified) }

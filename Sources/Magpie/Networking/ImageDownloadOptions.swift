@@ -27,6 +27,9 @@ public struct ImageDownloadOptions: Sendable {
     /// Validators of a cached copy: sent as `If-None-Match` / `If-Modified-Since`. A `304 Not Modified`
     /// answer then gives a result with ``ImageDataResult/notModified`` true and no data. Default nil.
     public var validators: HTTPValidators?
+    /// Where a large body is written while it arrives (and kept to resume when cut short); nil (the default) for the
+    /// downloader's ``ImageDownloader/Configuration/spoolDirectory``.
+    public var spoolDirectory: URL?
 
     /// Options with the given values; each parameter sets the property of the same name.
     ///

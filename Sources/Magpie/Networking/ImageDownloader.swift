@@ -314,9 +314,10 @@ public final class ImageDownloader: Sendable {
         request: ImageRequest, options: ImageDownloadOptions, timeout: Duration,
         progress: SharedWork<String, ImageDataResult>.ProgressReporter
     ) -> HTTPTransfer {
-        HTTPTransfer(
+        var transfer = HTTPTransfer(
             client: clientOwner.client, configuration: configuration, request: request, timeout: timeout,
             redirectHandler: options.redirectHandler, validators: options.validators,
+            spoolDirectory: configuration.bodyFileThreshold == nil ? nil : (options.spoolDirectory ?? configuration.spoolDirectory).path,
             onSend: { [self] request in
                 counters.requestSent()
                 delegate?.imageDownloader(self, willSend: request)
@@ -326,6 +327,8 @@ public final class ImageDownloader: Sendable {
                 delegate?.imageDownloader(self, didReceive: response)
             },
             onProgress: { value, final in progress.report(value, final: final) })
+        transfer.onSpool = { [counters] resumed in counters.spooled(resumed: resumed) }
+        return transfer
     }
 }
 

@@ -27,6 +27,15 @@ extension ImageDownloader {
         /// ``MagpieError/ResponseFailureReason/tooLarge(_:limit:declared:)``.
         /// Default 50 MiB.
         public var maximumResponseSize: Int = 50 * 1024 * 1024
+        /// Bodies larger than this many bytes (by `Content-Length`, or once that many arrived when it is unknown) are
+        /// written to a file as they arrive and handed on memory-mapped, never held in a growing buffer; an interrupted
+        /// one is kept and resumed by the next attempt (`Range` + `If-Range`). Default 4 MiB; nil keeps every body in
+        /// memory (and resumes nothing).
+        public var bodyFileThreshold: Int? = 4 * 1024 * 1024
+        /// Where large bodies are written when a request names no folder (``ImageDownloadOptions/spoolDirectory``; the
+        /// manager passes its data cache's, on the same volume as the entries). Default: `magpie-spool` in the
+        /// system's temporary folder.
+        public var spoolDirectory: URL = FileManager.default.temporaryDirectory.appendingPathComponent("magpie-spool")
         /// Most redirects followed for one request; one more fails with
         /// ``MagpieError/RequestFailureReason/tooManyRedirects(_:chain:)``. Default 10.
         public var maximumRedirects: Int = 10

@@ -202,8 +202,10 @@ extension ImageManager {
         }
         let loader: any ImageDataLoading = options.downloader ?? self.loader
         do {
+            // Large bodies are spooled next to the data cache's entries (same volume), not in the system's temporary folder.
             let fetched = try await loader.loadImageData(
-                for: source, options: options.downloadOptions(validators: validators), progress: progress)
+                for: source, options: options.downloadOptions(validators: validators, spoolDirectory: request.cache.dataCache?.spoolDirectory),
+                progress: progress)
             if url != nil { counters.downloads.add(1, ordering: .relaxed) }
             return fetched
         } catch {

@@ -329,10 +329,12 @@ public struct MagpieParsedOptions: Sendable {
     }
 
     /// The download options these imply.
-    func downloadOptions(validators: HTTPValidators? = nil) -> ImageDownloadOptions {
-        ImageDownloadOptions(
+    func downloadOptions(validators: HTTPValidators? = nil, spoolDirectory: URL? = nil) -> ImageDownloadOptions {
+        var options = ImageDownloadOptions(
             timeout: downloadTimeout, priority: downloadPriority, requestModifier: requestModifier,
             redirectHandler: redirectHandler, retryStrategy: retryStrategy, decodingOptions: effectiveDecodingOptions,
             validators: validators)
+        options.spoolDirectory = spoolDirectory
+        return options
     }
 }

@@ -154,6 +154,13 @@ enum CacheFileSystem {
 
     static func remove(_ path: String) { unlink(path) }
 
+    /// When the file at `path` was last modified; nil when it cannot be read.
+    static func modificationDate(_ path: String) -> Date? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec))
+    }
+
     /// File names in `directory` (not recursive); empty when it cannot be read.
     static func contents(of directory: String) -> [String] {
         guard let dir = opendir(directory) else { return [] }

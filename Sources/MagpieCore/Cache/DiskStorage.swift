@@ -69,6 +69,8 @@ public final class DiskStorage: Sendable {
             try CacheFileSystem.createDirectory(root + "/entries/" + UInt8(bucket).hexDigits)
         }
         Self.removeAbandonedTemporaryFiles(in: root + "/tmp")
+        try CacheFileSystem.createDirectory(root + "/spool")
+        Self.removeAbandonedSpoolFiles(in: root + "/spool", now: config.clock.now())
         let database = try SQLiteDatabase(path: Self.indexPath(root: root))
         try database.executeRetryingWhileBusy(config.syncsToDisk ? Self.schema + "PRAGMA synchronous=FULL;" : Self.schema)
         try Self.migrate(database)
@@ -605,6 +607,18 @@ public final class DiskStorage: Sendable {
     }
 
     /// Temporary files are named `<pid>-<random>`: those of processes that are gone are leftovers.
+    /// Interrupted downloads kept to be resumed are kept a day; bodies that dead processes were writing go at once.
+    private static func removeAbandonedSpoolFiles(in directory: String, now: Date) {
+        for name in CacheFileSystem.contents(of: directory) {
+            let path = directory + "/" + name
+            if let pid = name.split(separator: "-").first.flatMap({ Int32($0) }) {
+                if kill(pid, 0) != 0 && errno == ESRCH { CacheFileSystem.remove(path) }
+            } else if let modified = CacheFileSystem.modificationDate(path), now.timeIntervalSince(modified) > 86_400 {
+                CacheFileSystem.remove(path)
+            }
+        }
+    }
+
     private static func removeAbandonedTemporaryFiles(in directory: String) {
         for name in CacheFileSystem.contents(of: directory) {
             guard let pid = name.split(separator: "-").first.flatMap({ Int32($0) }) else {

@@ -76,7 +76,9 @@ public struct HTTPCachePolicy: Sendable, Equatable {
     /// - Parameter now: The time asked about.
     public func currentAge(at now: Date) -> TimeInterval {
         let apparentAge = max(0, responseTime.timeIntervalSince(dateValue))
-        let ageValue = TimeInterval(CacheControl.deltaSeconds(validators.age?.trimmingASCIIWhitespace) ?? 0)
+        // A list-valued Age: its first member (RFC 9111 §5.1).
+        let firstAge = validators.age?.split(separator: ",", omittingEmptySubsequences: false).first?.trimmingASCIIWhitespace
+        let ageValue = TimeInterval(CacheControl.deltaSeconds(firstAge) ?? 0)
         let responseDelay = max(0, responseTime.timeIntervalSince(validators.requestTime ?? responseTime))
         let correctedInitialAge = max(apparentAge, ageValue + responseDelay)
         let residentTime = max(0, now.timeIntervalSince(responseTime))

@@ -41,8 +41,8 @@ struct FetchCommandTests {
         #expect(first.status == 0)
         #expect(first.lines.count == 1)
         let line = try #require(first.lines.first)
-        #expect(Set(line.keys) == ["url", "cacheType", "revalidated", "bytes", "ms", "width", "height", "frames"])
-        #expect(line["cacheType"] as? String == "none")
+        #expect(Set(line.keys) == ["url", "cacheType", "served", "revalidated", "bytes", "ms", "width", "height", "frames"])
+        #expect(line["cacheType"] as? String == "none" && line["served"] as? String == "downloaded")
         #expect(line["bytes"] as? Int == OriginFixture.png.count)
         #expect(line["width"] as? Int == 64 && line["height"] as? Int == 48 && line["frames"] as? Int == 1)
 
@@ -56,10 +56,50 @@ struct FetchCommandTests {
         #expect(third.status == 0)
         #expect(third.lines.first?["cacheType"] as? String == "disk")
         #expect(third.lines.first?["revalidated"] as? Bool == true)
+        #expect(third.lines.first?["served"] as? String == "revalidated")
         #expect(third.lines.first?["bytes"] as? Int == 0)
         #expect(origin.requestCount(path: "/img/pic.png") == 2)
         #expect(origin.bodyBytesSent == bodyBytes)
         await origin.stop()
+    }
+
+    @Test func respectCacheControlServesStaleWhileRevalidatingAndFinishesTheRevalidationBeforeExiting() async throws {
+        let origin = try await OriginFixture.start()
+        defer { Task { await origin.stop() } }
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var asset = OriginAsset(bytes: [UInt8](OriginFixture.png), contentType: "image/png")
+        asset.headers = ["Cache-Control": "max-age=0, stale-while-revalidate=600"]
+        origin.setAsset(asset, forName: "swr.png")
+        let common = ["fetch", "--json", "--respect-cache-control", "--cache-dir", folder.path, origin.url("/img/swr.png")]
+        #expect(try await magpie(common).lines.first?["served"] as? String == "downloaded")
+        let second = try await magpie(common)
+        #expect(second.lines.first?["served"] as? String == "stale")
+        #expect(second.lines.first?["staleReason"] as? String == "whileRevalidating")
+        // The revalidation ran before the process exited: the origin saw it, conditional.
+        #expect(origin.requestCount(path: "/img/swr.png") == 2)
+        #expect(origin.lastRequestHeaders(path: "/img/swr.png")["if-none-match"] == asset.etag)
+    }
+
+    @Test func headerFlagsAreSentAndCacheLayerFlagsAreHonoured() async throws {
+        let origin = try await OriginFixture.start()
+        defer { Task { await origin.stop() } }
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = origin.url("/img/pic.png")
+        let first = try await magpie([
+            "fetch", "--json", "--no-disk-cache-write", "--header", "Accept: image/avif", "--header", "X-Trace: 7",
+            "--cache-dir", folder.path, url,
+        ])
+        #expect(first.status == 0)
+        let headers = origin.lastRequestHeaders(path: "/img/pic.png")
+        #expect(headers["accept"] == "image/avif" && headers["x-trace"] == "7")
+        // Nothing was written: the next run downloads again, and that one (with --no-memory-cache) fills the disk.
+        #expect(try await magpie(["fetch", "--json", "--no-memory-cache", "--cache-dir", folder.path, url]).lines.first?["served"] as? String == "downloaded")
+        #expect(try await magpie(["fetch", "--json", "--cache-dir", folder.path, url]).lines.first?["cacheType"] as? String == "disk")
+        #expect(origin.requestCount(path: "/img/pic.png") == 2)
+        let bad = try await magpie(["fetch", "--header", "no colon", url])
+        #expect(bad.status == 2)
     }
 
     @Test func repeatedURLsInOneCallShareOneRequest() async throws {

@@ -82,7 +82,8 @@ struct HostileResponseTests {
     @Test func crossOriginRedirectKeepsOnlyContentNegotiationHeaders() async throws {
         let transfer = HTTPTransfer(
             client: HTTPClient.shared, configuration: .init(), request: ImageRequest(url: URL(string: "http://a.example/x.png")!),
-            timeout: .seconds(1), redirectHandler: nil, validators: nil, onSend: { _ in }, onResponse: { _ in }, onProgress: { _, _ in })
+            timeout: .seconds(1), redirectHandler: nil, validators: nil, spoolDirectory: nil, onSend: { _ in }, onResponse: { _ in },
+            onProgress: { _, _ in })
         var request = ImageRequest(url: URL(string: "http://a.example/x.png")!)
         for (name, value) in [("X-Api-Key", "secret"), ("Authorization", "Bearer t"), ("Proxy-Authorization", "Basic p"), ("Accept", "image/*")] {
             request.setValue(value, forHeader: name)
