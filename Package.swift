@@ -155,6 +155,12 @@ let package = Package(
             dependencies: ["MagpieBenchSupport", "Magpie", "MagpieOrigin"],
             path: "Benchmarks/NetworkBenchmarks"
         ),
+        // The HTTP caching rows (scripts/bench --http-only): spooled bodies' memory, resumed bytes, stale-while-revalidate.
+        .executableTarget(
+            name: "magpie-http-bench",
+            dependencies: ["MagpieBenchSupport", "Magpie", "MagpieOrigin"],
+            path: "Benchmarks/HTTPBenchmarks"
+        ),
         // The hostile-input soak: runs the built `magpie` against MagpieOrigin's misbehaving routes (scripts/soak).
         .executableTarget(
             name: "magpie-soak",
