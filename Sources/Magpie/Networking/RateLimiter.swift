@@ -32,7 +32,12 @@ public final class RateLimiter: Sendable {
     ///
     /// - Throws: `CancellationError` when the task is cancelled while it waits (its reservation is given back).
     public func acquire() async throws {
-        let wait = reserve()
+        try await acquire(now: .now)
+    }
+
+    /// ``acquire()`` as of `now` (tests pass their instants).
+    func acquire(now: ContinuousClock.Instant) async throws {
+        let wait = reserve(now: now)
         guard wait > .zero else { return }
         do {
             try await Task.sleep(for: wait)

@@ -70,7 +70,8 @@ public final class DiskStorage: Sendable {
         }
         Self.removeAbandonedTemporaryFiles(in: root + "/tmp")
         try CacheFileSystem.createDirectory(root + "/spool")
-        Self.removeAbandonedSpoolFiles(in: root + "/spool", now: config.clock.now())
+        // File times are real ones: compared with the real clock, not the configured (possibly injected) one.
+        Self.removeAbandonedSpoolFiles(in: root + "/spool", now: Date())
         let database = try SQLiteDatabase(path: Self.indexPath(root: root))
         try database.executeRetryingWhileBusy(config.syncsToDisk ? Self.schema + "PRAGMA synchronous=FULL;" : Self.schema)
         try Self.migrate(database)
@@ -607,12 +608,13 @@ public final class DiskStorage: Sendable {
     }
 
     /// Temporary files are named `<pid>-<random>`: those of processes that are gone are leftovers.
-    /// Interrupted downloads kept to be resumed are kept a day; bodies that dead processes were writing go at once.
+    /// Interrupted downloads kept to be resumed are kept a day; bodies that dead processes were writing go at once, and
+    /// any file untouched for a day goes too (a writer's pid may have been reused by a process that never wrote it).
     private static func removeAbandonedSpoolFiles(in directory: String, now: Date) {
         for name in CacheFileSystem.contents(of: directory) {
             let path = directory + "/" + name
-            if let pid = name.split(separator: "-").first.flatMap({ Int32($0) }) {
-                if kill(pid, 0) != 0 && errno == ESRCH { CacheFileSystem.remove(path) }
+            if let pid = name.split(separator: "-").first.flatMap({ Int32($0) }), kill(pid, 0) != 0, errno == ESRCH {
+                CacheFileSystem.remove(path)
             } else if let modified = CacheFileSystem.modificationDate(path), now.timeIntervalSince(modified) > 86_400 {
                 CacheFileSystem.remove(path)
             }

@@ -70,7 +70,8 @@ extension DiskStorage {
 
     /// Up to `?` (second) rows after the file name `?` (first), in name order: a walk over the whole index in pages.
     static let selectEntryPage = """
-        SELECT name, key, size, created, accessed, expires, lifetime, checksum, etag, last_modified, max_age, content_type
+        SELECT name, key, size, created, accessed, expires, lifetime, checksum, etag, last_modified, max_age, content_type,
+            http
         FROM entries WHERE name > ? ORDER BY name LIMIT ?
         """
 

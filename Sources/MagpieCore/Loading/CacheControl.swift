@@ -110,7 +110,9 @@ public struct CacheControl: Sendable, Equatable, Hashable {
     /// A delta-seconds value: digits only; too large becomes ``maximumDeltaSeconds``; anything else nil.
     static func deltaSeconds(_ text: String?) -> Int? {
         guard let text, !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-        guard text.utf8.count <= 10, let value = Int(text) else { return maximumDeltaSeconds }
+        // Leading zeros say nothing about the size: "00000000060" is 60.
+        let digits = text.drop { $0 == "0" }
+        guard digits.utf8.count <= 10, let value = Int(digits.isEmpty ? "0" : digits) else { return maximumDeltaSeconds }
         return min(value, maximumDeltaSeconds)
     }
 }

@@ -21,7 +21,8 @@ enum HTTPDate {
         } else if words.count == 4, words[3] == "GMT" {
             let parts = words[1].split(separator: "-").map(String.init)
             guard parts.count == 3, let shortYear = Int(parts[2]) else { return nil }
-            // RFC 9110: a two-digit year more than 50 years ahead belongs to the past century.
+            // A fixed pivot rather than RFC 9110's "more than 50 years ahead" rule: 00–69 are 20xx, 70–99 19xx, so the
+            // common "already expired" value 01-Jan-70 stays in 1970 whatever the year now.
             (day, month, year, time) = (Int(parts[0]), monthNumber(parts[1]), shortYear < 70 ? 2000 + shortYear : 1900 + shortYear, words[2])
         } else if words.count == 5 {
             (day, month, year, time) = (Int(words[2]), monthNumber(words[1]), Int(words[4]), words[3])

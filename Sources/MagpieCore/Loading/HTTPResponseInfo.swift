@@ -68,7 +68,10 @@ public struct HTTPResponseInfo: Sendable, Equatable {
         guard let value = self[header: "Retry-After"]?.trimmingASCIIWhitespace else { return nil }
         // Clamped to a day: anything longer is "not soon" to every caller, and huge values must not trap.
         let day = 86_400
-        if let seconds = Int(value) { return .seconds(min(day, max(0, seconds))) }
+        // delta-seconds is digits only ("+120" is not one); more than 9 digits is more than a day anyway.
+        if !value.isEmpty, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            return .seconds(value.utf8.count > 9 ? day : min(day, Int(value) ?? day))
+        }
         guard let date = HTTPDate.parse(value) else { return nil }
         return .milliseconds(Int(min(Double(day), max(0, date.timeIntervalSince(now))) * 1000))
     }

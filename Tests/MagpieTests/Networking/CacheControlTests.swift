@@ -117,3 +117,11 @@ import Testing
         #expect(!CacheControl(parsing: "no-store").forbidsServingStale)
     }
 }
+
+extension CacheControlTests {
+    @Test func leadingZerosAreNotMistakenForAHugeValue() {
+        #expect(CacheControl(parsing: "max-age=00000000060").maxAge == 60)
+        #expect(CacheControl(parsing: "stale-if-error=000000000000000").staleIfError == 0)
+        #expect(CacheControl.deltaSeconds("0000000000099999999999") == CacheControl.maximumDeltaSeconds)
+    }
+}

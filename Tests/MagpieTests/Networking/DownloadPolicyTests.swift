@@ -15,6 +15,25 @@ struct DownloadPolicyTests {
         try await OriginFixture.withOrigin(name: "policy", configuration: configuration, body)
     }
 
+    // MARK: Rate limiting
+
+    @Test func theRateLimiterLetsTheBurstStartAndHoldsTheNextRequest() async throws {
+        var configuration = ImageDownloader.Configuration()
+        // Two at once, then one every 1,000 s: the third request waits far longer than this test runs.
+        configuration.rateLimiter = RateLimiter(requestsPerSecond: 0.001, burst: 2)
+        try await withOrigin(configuration: configuration) { origin, downloader in
+            for name in ["pic.png", "photo.jpg"] {
+                _ = try await downloader.downloadData(with: URL(string: origin.url("/img/\(name)"))!)
+            }
+            let third = Task { try await downloader.downloadData(with: URL(string: origin.url("/img/noise.png"))!) }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(origin.requestCount(path: "/img/noise.png") == 0)
+            third.cancel()
+            await #expect(throws: MagpieError.self) { _ = try await third.value }
+            #expect(origin.requestCount(path: "/img/noise.png") == 0)
+        }
+    }
+
     // MARK: Request modifiers
 
     @Test func requestModifierAddsHeaders() async throws {

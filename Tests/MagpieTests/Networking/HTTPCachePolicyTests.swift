@@ -9,13 +9,7 @@ import Testing
     static let base = Date(timeIntervalSince1970: 1_800_000_000)
 
     /// `date` as an IMF-fixdate (`Fri, 15 Jan 2027 08:00:00 GMT`).
-    static func httpDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
-    }
+    static func httpDate(_ date: Date) -> String { imfFixdate(date) }
 
     /// `base` moved by `seconds`, as an HTTP date.
     static func httpDate(_ seconds: TimeInterval) -> String { httpDate(base.addingTimeInterval(seconds)) }

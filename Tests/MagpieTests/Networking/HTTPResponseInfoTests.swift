@@ -36,6 +36,9 @@ struct HTTPResponseInfoTests {
         #expect(response([("Retry-After", "Wed Oct 21 07:28:30 2015")]).retryAfter(now: now) == .seconds(30))
         #expect(response([("Retry-After", "Tue, 20 Oct 2015 07:28:00 GMT")]).retryAfter(now: now) == .zero)
         #expect(response([("Retry-After", "soon")]).retryAfter(now: now) == nil)
+        // delta-seconds is digits only.
+        #expect(response([("Retry-After", "+120")]).retryAfter(now: now) == nil)
+        #expect(response([("Retry-After", "-5")]).retryAfter(now: now) == nil)
     }
 
     @Test func httpDateParsingRejectsMalformedDates() {
@@ -70,7 +73,8 @@ struct HostileResponseTests {
         #expect(response([("Retry-After", "Sun, 06 Nov 999999999999999 08:49:37 GMT")]).retryAfter() == nil)
         #expect(response([("Retry-After", "Sun, 06 Nov 999999999 08:49:37 GMT")]).retryAfter() == nil)
         #expect(response([("Retry-After", "Fri, 31 Dec 9999 23:59:59 GMT")]).retryAfter() == .seconds(86_400))
-        #expect(response([("Retry-After", "99999999999999999999")]).retryAfter() == nil)  // beyond Int64: ignored
+        // Beyond Int64 is still "not soon": clamped to a day like any delay past one.
+        #expect(response([("Retry-After", "99999999999999999999")]).retryAfter() == .seconds(86_400))
         #expect(response([("Retry-After", "999999999999")]).retryAfter() == .seconds(86_400))
     }
 

@@ -16,6 +16,15 @@ import MagpieOrigin
         return ImageDownloader(name: "spool", configuration: configuration)
     }
 
+    /// Serves `asset` as `/img/big.png` cut after 100,000 bytes and downloads it once (which fails); returns its URL.
+    static func downloadCutShort(_ asset: inout OriginAsset, origin: ImageOrigin, downloader: ImageDownloader) async throws -> URL {
+        asset.cutAfter = 100_000
+        origin.setAsset(asset, forName: "big.png")
+        let url = URL(string: origin.url("/img/big.png"))!
+        await #expect(throws: MagpieError.self) { _ = try await downloader.downloadData(with: url) }
+        return url
+    }
+
     static func files(_ folder: TemporaryFolder) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder.url.path)) ?? []).sorted()
     }
@@ -77,10 +86,7 @@ import MagpieOrigin
     @Test func aCutDownloadIsResumedWithRangeAndIfRangeAndTransfersOnlyTheRest() async throws {
         try await withSetup { (origin: ImageOrigin, downloader: ImageDownloader, folder: TemporaryFolder) async throws in
             var asset = OriginAsset(bytes: [UInt8](OriginFixture.noisePNG), contentType: "image/png")
-            asset.cutAfter = 100_000
-            origin.setAsset(asset, forName: "big.png")
-            let url = URL(string: origin.url("/img/big.png"))!
-            await #expect(throws: MagpieError.self) { _ = try await downloader.downloadData(with: url) }
+            let url = try await Self.downloadCutShort(&asset, origin: origin, downloader: downloader)
             // What arrived is kept, with what resuming needs. (The origin sent 100,000 bytes; how many of them the client
             // had read when the connection closed depends on buffering, so the kept size is read back.)
             #expect(Self.files(folder).filter { $0.hasSuffix(".part") || $0.hasSuffix(".json") }.count == 2)
@@ -103,10 +109,7 @@ import MagpieOrigin
     @Test func aResumeStartsOverWhenTheOriginsBodyChanged() async throws {
         try await withSetup { (origin: ImageOrigin, downloader: ImageDownloader, folder: TemporaryFolder) async throws in
             var asset = OriginAsset(bytes: [UInt8](OriginFixture.noisePNG), contentType: "image/png")
-            asset.cutAfter = 100_000
-            origin.setAsset(asset, forName: "big.png")
-            let url = URL(string: origin.url("/img/big.png"))!
-            await #expect(throws: MagpieError.self) { _ = try await downloader.downloadData(with: url) }
+            let url = try await Self.downloadCutShort(&asset, origin: origin, downloader: downloader)
             // New bytes, new ETag: If-Range no longer matches, so the origin sends all of it (200).
             var changed = [UInt8](OriginFixture.noisePNG)
             changed[changed.count - 100] ^= 0xFF
@@ -123,10 +126,7 @@ import MagpieOrigin
     @Test func aRangeThePartCannotHaveStartsOver() async throws {
         try await withSetup { (origin: ImageOrigin, downloader: ImageDownloader, _: TemporaryFolder) async throws in
             var asset = OriginAsset(bytes: [UInt8](OriginFixture.noisePNG), contentType: "image/png", etag: "\"same\"")
-            asset.cutAfter = 100_000
-            origin.setAsset(asset, forName: "big.png")
-            let url = URL(string: origin.url("/img/big.png"))!
-            await #expect(throws: MagpieError.self) { _ = try await downloader.downloadData(with: url) }
+            let url = try await Self.downloadCutShort(&asset, origin: origin, downloader: downloader)
             // Same ETag (a misbehaving origin), but now shorter than what we have: 416, then the whole body.
             let small = [UInt8](OriginFixture.png)
             origin.setAsset(OriginAsset(bytes: small, contentType: "image/png", etag: "\"same\""), forName: "big.png")
@@ -138,11 +138,7 @@ import MagpieOrigin
         try await withSetup { (origin: ImageOrigin, downloader: ImageDownloader, folder: TemporaryFolder) async throws in
             var asset = OriginAsset(bytes: [UInt8](OriginFixture.noisePNG), contentType: "image/png", lastModified: nil)
             asset.etag = nil
-            asset.cutAfter = 100_000
-            origin.setAsset(asset, forName: "big.png")
-            await #expect(throws: MagpieError.self) {
-                _ = try await downloader.downloadData(with: URL(string: origin.url("/img/big.png"))!)
-            }
+            _ = try await Self.downloadCutShort(&asset, origin: origin, downloader: downloader)
             #expect(Self.files(folder).isEmpty)
         }
     }

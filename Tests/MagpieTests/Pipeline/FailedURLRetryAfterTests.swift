@@ -13,14 +13,6 @@ import Testing
         return .responseFailed(reason: .badStatus(HTTPResponseInfo(url: url, statusCode: status, headers: headers)))
     }
 
-    static func httpDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
-    }
-
     @Test(arguments: [503, 429])
     func aRetryAfterInSecondsIsRememberedUntilItPasses(status: Int) {
         let clock = TestClock()
@@ -39,7 +31,7 @@ import Testing
         // a day (or be past already).
         let clock = TestClock()
         let list = FailedURLList(clock: clock.clock)
-        list.record(Self.url, error: Self.badStatus(503, retryAfter: Self.httpDate(clock.clock.now().addingTimeInterval(300))))
+        list.record(Self.url, error: Self.badStatus(503, retryAfter: imfFixdate(clock.clock.now().addingTimeInterval(300))))
         clock.advance(299)
         #expect(list.contains(Self.url))
         clock.advance(2)

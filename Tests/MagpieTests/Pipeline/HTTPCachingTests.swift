@@ -78,14 +78,6 @@ import MagpieOrigin
         try await fixture.stop()
     }
 
-    static func httpDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
-    }
-
     // MARK: Freshness lifetime and age
 
     @Test func maxAgeServesFreshThenRevalidatesOnceStale() async throws {
@@ -103,7 +95,7 @@ import MagpieOrigin
 
     @Test func maxAgeBeatsExpires() async throws {
         try await withFixture { (f: Fixture) async throws in
-            f.serve("a.png", ["Cache-Control": "max-age=100", "Expires": Self.httpDate(Date().addingTimeInterval(10_000))])
+            f.serve("a.png", ["Cache-Control": "max-age=100", "Expires": imfFixdate(Date().addingTimeInterval(10_000))])
             _ = try await f.get("a.png")
             f.clock.advance(200)
             #expect(try await f.get("a.png").served == .revalidated)
@@ -113,7 +105,7 @@ import MagpieOrigin
 
     @Test func expiresMinusDateIsTheLifetimeWithoutMaxAge() async throws {
         try await withFixture { (f: Fixture) async throws in
-            f.serve("a.png", ["Expires": Self.httpDate(Date().addingTimeInterval(300))])
+            f.serve("a.png", ["Expires": imfFixdate(Date().addingTimeInterval(300))])
             _ = try await f.get("a.png")
             f.clock.advance(100)
             #expect(try await f.get("a.png").served == .fresh)
@@ -145,7 +137,7 @@ import MagpieOrigin
     @Test func lastModifiedGivesATenthOfItsAgeAsHeuristicLifetime() async throws {
         try await withFixture { (f: Fixture) async throws in
             // Modified 2 days ago: fresh for about 4.8 hours.
-            f.serve("a.png", [:], lastModified: Self.httpDate(Date().addingTimeInterval(-2 * 86_400)))
+            f.serve("a.png", [:], lastModified: imfFixdate(Date().addingTimeInterval(-2 * 86_400)))
             _ = try await f.get("a.png")
             f.clock.advance(4 * 3600)
             #expect(try await f.get("a.png").served == .fresh)
@@ -156,7 +148,7 @@ import MagpieOrigin
 
     @Test func heuristicLifetimeIsCappedAtOneDay() async throws {
         try await withFixture { (f: Fixture) async throws in
-            f.serve("a.png", [:], lastModified: Self.httpDate(Date().addingTimeInterval(-100 * 86_400)))
+            f.serve("a.png", [:], lastModified: imfFixdate(Date().addingTimeInterval(-100 * 86_400)))
             _ = try await f.get("a.png")
             f.clock.advance(86_400 - 600)
             #expect(try await f.get("a.png").served == .fresh)
@@ -341,7 +333,7 @@ import MagpieOrigin
 
     @Test func noStoreWithValidatorsIsStillNeverStored() async throws {
         try await withFixture { (f: Fixture) async throws in
-            f.serve("a.png", ["Cache-Control": "no-store"], lastModified: Self.httpDate(Date().addingTimeInterval(-86_400)))
+            f.serve("a.png", ["Cache-Control": "no-store"], lastModified: imfFixdate(Date().addingTimeInterval(-86_400)))
             _ = try await f.get("a.png")
             _ = try await f.get("a.png")
             #expect(f.origin.lastRequestHeaders(path: "/img/a.png")["if-none-match"] == nil)
