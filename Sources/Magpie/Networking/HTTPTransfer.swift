@@ -178,8 +178,8 @@ struct HTTPTransfer: Sendable {
         let limit = configuration.maximumResponseSize
         let offset = appendingTo?.size ?? 0
         let declared = info.contentLength
-        // The whole body's length: a 206's Content-Length counts only the rest.
-        let expected = declared.map { $0 + offset }
+        // The whole body's length: a 206's Content-Length counts only the rest; without one, its Content-Range's total.
+        let expected = declared.map { $0 + offset } ?? (appendingTo == nil ? nil : Self.contentRangeTotal(info))
         if let expected, expected > limit {
             appendingTo?.discard()
             throw MagpieError.responseFailed(reason: .tooLarge(info, limit: limit, declared: expected))
@@ -248,10 +248,20 @@ struct HTTPTransfer: Sendable {
 
     /// The first byte position of a 206's `Content-Range: bytes FIRST-LAST/TOTAL`; nil when absent or malformed.
     static func contentRangeStart(_ info: HTTPResponseInfo) -> Int? {
+        guard let parts = contentRangeParts(info), let dash = parts.range.firstIndex(of: "-") else { return nil }
+        return Int(parts.range[..<dash])
+    }
+
+    /// TOTAL of a 206's `Content-Range: bytes FIRST-LAST/TOTAL`; nil when absent, `*` or malformed.
+    static func contentRangeTotal(_ info: HTTPResponseInfo) -> Int? {
+        contentRangeParts(info).flatMap { Int($0.total) }
+    }
+
+    private static func contentRangeParts(_ info: HTTPResponseInfo) -> (range: Substring, total: Substring)? {
         guard let value = info[header: "Content-Range"]?.trimmingASCIIWhitespace, value.hasPrefix("bytes ") else { return nil }
-        let range = value.dropFirst(6).split(separator: "/").first ?? ""
-        guard let dash = range.firstIndex(of: "-") else { return nil }
-        return Int(range[..<dash])
+        let parts = value.dropFirst(6).split(separator: "/", maxSplits: 1)
+        guard parts.count == 2 else { return nil }
+        return (parts[0], parts[1])
     }
 
     /// Reads and drops a small body so the connection can be reused; a large one is abandoned

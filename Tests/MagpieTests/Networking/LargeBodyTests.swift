@@ -47,6 +47,17 @@ import MagpieOrigin
         folder.cleanUp()
     }
 
+    @Test func contentRangeGivesTheFirstBytesPositionAndTheTotal() {
+        func info(_ value: String) -> HTTPResponseInfo {
+            HTTPResponseInfo(url: URL(string: "http://a.example/x.png")!, statusCode: 206, headers: [HTTPHeaderField(name: "Content-Range", value: value)])
+        }
+        #expect(HTTPTransfer.contentRangeStart(info("bytes 100-199/200")) == 100)
+        #expect(HTTPTransfer.contentRangeTotal(info("bytes 100-199/200")) == 200)
+        #expect(HTTPTransfer.contentRangeTotal(info("bytes 100-199/*")) == nil)
+        #expect(HTTPTransfer.contentRangeStart(info("items 1-2/3")) == nil)
+        #expect(HTTPTransfer.contentRangeStart(info("bytes 100-199")) == nil)
+    }
+
     @Test func aDeclaredLargeBodyIsSpooledAndComesBackWhole() async throws {
         try await withSetup { (origin: ImageOrigin, downloader: ImageDownloader, folder: TemporaryFolder) async throws in
             let result = try await downloader.downloadData(with: URL(string: origin.url("/img/noise.png"))!)
