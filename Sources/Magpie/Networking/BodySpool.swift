@@ -56,10 +56,10 @@ final class BodySpool {
 
     /// A new, empty spool file in `directory`.
     static func create(in directory: String) throws -> BodySpool {
-        try ensureDirectory(directory)
+        try CacheFileSystem.createDirectory(directory)
         let path = directory + "/\(getpid())-\(UInt64.random(in: 0...UInt64.max)).part"
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw failure(path, errno) }
+        guard fd >= 0 else { throw CacheFileSystem.writeError(path, errno) }
         return BodySpool(directory: directory, path: path, fd: fd, size: 0)
     }
 
@@ -88,21 +88,14 @@ final class BodySpool {
 
     /// Appends `bytes`.
     func append(_ bytes: UnsafeRawBufferPointer) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw Self.failure(path, errno)
-            }
-            offset += written
-        }
+        let code = CacheFileSystem.writeAll(fd, bytes)
+        guard code == 0 else { throw CacheFileSystem.writeError(path, code) }
         size += bytes.count
     }
 
     /// Empties the file (the origin answered 200 to a range request: the body starts over).
     func truncate() throws {
-        guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else { throw Self.failure(path, errno) }
+        guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else { throw CacheFileSystem.writeError(path, errno) }
         size = 0
     }
 
@@ -141,21 +134,5 @@ final class BodySpool {
         if fd >= 0 { close(fd) }
         fd = -1
         unlink(path)
-    }
-
-    private static func ensureDirectory(_ directory: String) throws {
-        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-            // A missing parent: create the chain with FileManager, which handles it.
-            do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            } catch {
-                throw MagpieError.cacheFailed(reason: .cannotCreateDirectory(path: directory, message: "\(error)"))
-            }
-        }
-    }
-
-    /// A write failure of the spool file, disk full told apart.
-    private static func failure(_ path: String, _ code: Int32) -> MagpieError {
-        .cacheFailed(reason: .cannotWrite(path: path, message: String(cString: strerror(code)), diskFull: code == ENOSPC || code == EDQUOT))
     }
 }

@@ -40,18 +40,31 @@ extension ImageManager {
         return stored
     }
 
+    /// What the freshness check of one retrieval has already read, so that nothing is read twice: the stored entries
+    /// (nil when the request moved to a `Vary` alternative, whose entries are other keys) and the request headers.
+    struct FreshnessLookup {
+        var request: RetrievalRequest
+        var stored: [StoredEntry]?
+        var requestHeaders: [HTTPHeaderField]?
+    }
+
     /// The request under the key of the `Vary` alternative its headers select, when the stored response varies and
     /// this request's headers differ from the stored request's: each combination of the named headers is its own
     /// entry, so two clients asking with different `Accept` headers do not evict each other.
-    func varyAlternative(_ request: RetrievalRequest) async throws -> RetrievalRequest {
-        guard request.options.cacheAccess.contains(.diskReads), let first = await storedEntries(request).first else { return request }
+    func varyAlternative(_ request: RetrievalRequest) async throws -> FreshnessLookup {
+        guard request.options.cacheAccess.contains(.diskReads) else { return FreshnessLookup(request: request) }
+        let stored = await storedEntries(request)
+        guard let first = stored.first else { return FreshnessLookup(request: request, stored: stored) }
         let policy = HTTPCachePolicy(validators: first.metadata.validators, storedAt: first.metadata.created)
         let names = policy.varyingHeaderNames
         // `Vary: *` matches no request: there is no alternative to look for.
-        guard !names.isEmpty, !names.contains("*") else { return request }
+        guard !names.isEmpty, !names.contains("*") else { return FreshnessLookup(request: request, stored: stored) }
         let headers = try await requestHeaders(request)
-        if policy.matchesVary(requestHeaders: headers) { return request }
-        return request.varying(HTTPCachePolicy.varyingHeaders(named: first.metadata.validators.vary, in: headers))
+        if policy.matchesVary(requestHeaders: headers) {
+            return FreshnessLookup(request: request, stored: stored, requestHeaders: headers)
+        }
+        let alternative = request.varying(HTTPCachePolicy.varyingHeaders(named: first.metadata.validators.vary, in: headers))
+        return FreshnessLookup(request: alternative, requestHeaders: headers)
     }
 
     /// The headers the loader would send for this request.
@@ -61,10 +74,12 @@ extension ImageManager {
     }
 
     /// Decides how the cached entry of `request` may be used, revalidating or replacing it when needed.
-    func freshness(_ request: RetrievalRequest, url: URL, progress: DownloadProgressHandler?) async throws -> Freshness {
+    func freshness(_ lookup: FreshnessLookup, url: URL, progress: DownloadProgressHandler?) async throws -> Freshness {
+        let request = lookup.request
         let options = request.options
         guard options.cacheAccess.contains(.diskReads) else { return .fresh(.fresh) }
-        let stored = await storedEntries(request)
+        let stored: [StoredEntry]
+        if let known = lookup.stored { stored = known } else { stored = await storedEntries(request) }
         guard let first = stored.first else { return .fresh(.fresh) }
         let validators = first.metadata.validators
         guard options.respectCacheControl else {
@@ -80,8 +95,10 @@ extension ImageManager {
         }
         // A variant made later from the original is as old as the original's response.
         let policy = HTTPCachePolicy(validators: validators, storedAt: stored.map(\.metadata.created).min() ?? first.metadata.created)
-        if !policy.varyingHeaderNames.isEmpty, !policy.matchesVary(requestHeaders: try await requestHeaders(request)) {
-            return .stale
+        if !policy.varyingHeaderNames.isEmpty {
+            let headers: [HTTPHeaderField]
+            if let known = lookup.requestHeaders { headers = known } else { headers = try await requestHeaders(request) }
+            if !policy.matchesVary(requestHeaders: headers) { return .stale }
         }
         let now = first.cache.clock.now()
         let isFresh = policy.isFresh(at: now)

@@ -22,8 +22,9 @@ extension ImageManager {
         if !skipCaches, !options.onlyFromCache, options.revalidate || options.respectCacheControl,
             case .network(let resource) = source
         {
-            if options.respectCacheControl { request = try await varyAlternative(request) }
-            switch try await freshness(request, url: resource.downloadURL, progress: progress) {
+            let lookup = options.respectCacheControl ? try await varyAlternative(request) : FreshnessLookup(request: request)
+            request = lookup.request
+            switch try await freshness(lookup, url: resource.downloadURL, progress: progress) {
             case .fresh(let how): served = how
             case .stale: skipCaches = true
             case .notModified(let metrics): revalidation = metrics

@@ -13,13 +13,13 @@ import Darwin
 /// The POSIX calls DiskStorage needs, with errno turned into `MagpieError.cacheFailed`.
 /// Plain syscalls rather than FileManager: exclusive creation, optional fsync, and
 /// ENOSPC/EACCES must be told apart.
-enum CacheFileSystem {
+package enum CacheFileSystem {
     static func errorText(_ code: Int32) -> String { String(cString: strerror(code)) }
 
     static func isDiskFull(_ code: Int32) -> Bool { code == ENOSPC || code == EDQUOT }
 
     /// Creates `path` and missing parents.
-    static func createDirectory(_ path: String) throws {
+    package static func createDirectory(_ path: String) throws {
         var current = ""
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             current += "/" + component
@@ -82,19 +82,7 @@ enum CacheFileSystem {
     static func writeNewFile(_ path: String, _ data: Data, sync: Bool) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw writeError(path, errno) }
-        var failure: Int32 = 0
-        data.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                offset += written
-            }
-        }
+        var failure = data.withUnsafeBytes { writeAll(fd, $0) }
         if failure == 0 && sync && fsync(fd) != 0 { failure = errno }
         if close(fd) != 0 && failure == 0 { failure = errno }
         if failure != 0 {
@@ -103,7 +91,22 @@ enum CacheFileSystem {
         }
     }
 
-    private static func writeError(_ path: String, _ code: Int32) -> MagpieError {
+    /// Writes all of `bytes` at `fd`'s offset, retrying short and interrupted writes; the errno of a failure, else 0.
+    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            offset += written
+        }
+        return 0
+    }
+
+    /// A write failure of `path`, disk full told apart.
+    package static func writeError(_ path: String, _ code: Int32) -> MagpieError {
         .cacheFailed(reason: .cannotWrite(path: path, message: errorText(code), diskFull: isDiskFull(code)))
     }
 
