@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "MagpieCore", targets: ["MagpieCore"]),
         // Everything: MagpieCore plus HTTP loading, the pipeline, the prefetcher and view binding.
         .library(name: "Magpie", targets: ["Magpie"]),
+        // The image server (imgproxy-style signed URLs) as routes a Hummingbird application mounts; `magpie serve` runs it.
+        .library(name: "MagpieServer", targets: ["MagpieServer"]),
         // No `.executable` product on purpose: SwiftPM resolves the dependencies of every product a dependency
         // declares, so a `magpie` product would make each client resolve ArgumentParser and Hummingbird. A root
         // package still gets an executable product per executable target (`swift run magpie` works here).
@@ -30,6 +32,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
     ],
     targets: [
         // The only C in the project: thin wrappers that turn the codec libraries'
@@ -107,11 +111,29 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
+        // The image server: URL API and signatures, source policy, load shedding, result caching, metrics.
+        .target(
+            name: "MagpieServer",
+            dependencies: [
+                "Magpie",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: sanitizerLocks
+        ),
         .executableTarget(
             name: "magpie",
             dependencies: [
                 "Magpie",
                 "MagpieOrigin",
+                "MagpieServer",
+                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -180,6 +202,7 @@ let package = Package(
             dependencies: [
                 "Magpie",
                 "MagpieCore",
+                "MagpieServer",
                 // The CLI's own value parsers (ByteCount) are unit-tested; the commands run as a subprocess.
                 "magpie",
                 .product(name: "Crypto", package: "swift-crypto"),
