@@ -24,6 +24,9 @@ public enum ImageProcessorSpec {
 
     static let entries: [Entry] = geometryEntries + colorEntries
 
+    /// Every processor name ``parse(_:)`` accepts (canonical names and aliases such as `bw`), in the grammar's order.
+    public static var processorNames: [String] { entries.flatMap(\.names) }
+
     /// The grammar, one processor per line after a first line on chaining, for `--help` texts.
     public static var grammar: String {
         (["Chain processors with '|'; each is name:arg:arg (optional args as key=value)."] + entries.map { "  " + $0.usage })

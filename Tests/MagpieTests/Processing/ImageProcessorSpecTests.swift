@@ -160,4 +160,15 @@ struct ImageProcessorSpecTests {
             #expect(ImageProcessorSpec.grammar.contains("  " + name), "\(name)")
         }
     }
+
+    @Test func processorNamesListEveryNameTheParserKnowsAliasesIncluded() throws {
+        let names = ImageProcessorSpec.processorNames
+        #expect(names.starts(with: ["downsample", "resize", "crop"]))
+        #expect(names.contains("bw") && names.contains("gray") && names.contains("blend"))
+        for name in names {
+            #expect(ImageProcessorSpec.grammar.contains("  " + name) || name == "bw", "\(name)")
+        }
+        let unknown = #expect(throws: MagpieError.self) { try ImageProcessorSpec.parse("frobnicate:3") }
+        #expect(unknown.map { "\($0)" }?.contains("known: " + names.filter { $0 != "bw" }.joined(separator: ", ")) == true)
+    }
 }

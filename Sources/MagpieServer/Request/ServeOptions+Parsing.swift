@@ -1,0 +1,110 @@
+extension ServeOptions {
+    /// The options of a URL's option segments.
+    ///
+    /// Each segment is one processor in ``ImageProcessorSpec``'s grammar (`resize:256x256:fit`, `round:12`, `gray:`)
+    /// or one output option:
+    /// - `format:jpeg|png|webp|avif|gif|jxl|auto` (also `jpg`; only formats the registry can encode),
+    /// - `quality:N` with N in 1...100,
+    /// - `metadata:none|keep|strip`,
+    /// - `color:keep|srgb` (any other `color:…` is the colour-controls processor),
+    /// - `frames:first|all`,
+    /// - `preset:NAME[:NAME…]`, replaced in place by the named presets' segments.
+    ///
+    /// Rules: names are case-insensitive; one trailing `:` is dropped, so options without arguments can be written
+    /// `gray:`; a `|` in a segment is refused (one processor per segment); processors run in URL order, so a
+    /// processor given twice runs twice; an output option given twice takes the last value (imgproxy's rule, so a
+    /// URL can override what a preset sets); a preset may not name another preset.
+    ///
+    /// - Parameters:
+    ///   - segments: The option segments, percent-decoded (``ServePath/optionSegments``).
+    ///   - fileExtension: The URL's extension (``ServePath/fileExtension``); it sets the format like `format:`, and
+    ///     the two must agree when both are given.
+    ///   - presets: Named lists of option segments from the server's configuration.
+    ///   - registry: The coders, asked which formats can be written.
+    /// - Throws: A 400 ``ServeRequestError`` naming the first bad segment, preset or extension.
+    public static func parse(
+        _ segments: [String], fileExtension: String?, presets: [String: [String]],
+        registry: ImageCoderRegistry = .shared
+    ) throws(ServeRequestError) -> ServeOptions {
+        var options = ServeOptions()
+        var format: RequestedFormat?
+        for (segment, preset) in try expand(segments, presets: presets) {
+            let origin = preset.map { " (from preset \(ServeRequestError.quoted($0)))" } ?? ""
+            try options.apply(segment, origin: origin, format: &format, registry: registry)
+        }
+        if let fileExtension {
+            let quoted = ServeRequestError.quoted(fileExtension)
+            guard let named = ImageFormat(fileExtension: fileExtension) else {
+                throw .badRequest("extension \(quoted) names no image format")
+            }
+            guard registry.canEncode(named) else {
+                throw .badRequest("extension \(quoted) names a format the server cannot write (\(writable(registry, auto: false)))")
+            }
+            if let format, format != .fixed(named) {
+                throw .badRequest("extension \(quoted) and format:\(format.name) disagree")
+            }
+            format = .fixed(named)
+        }
+        options.format = format ?? .auto
+        return options
+    }
+
+    /// Checks every preset of a configuration, so a bad one fails at startup rather than on requests.
+    ///
+    /// - Parameters:
+    ///   - presets: Named lists of option segments.
+    ///   - registry: The coders, asked which formats can be written.
+    /// - Throws: A 400-status ``ServeRequestError`` naming the preset and its bad segment, or a name that is empty or
+    ///   contains `:`, `/` or `|`.
+    public static func validate(presets: [String: [String]], registry: ImageCoderRegistry = .shared) throws(ServeRequestError) {
+        for name in presets.keys.sorted() {
+            guard !name.isEmpty, !name.contains(where: { ":/|".contains($0) }) else {
+                throw .badRequest("preset name \(ServeRequestError.quoted(name)) is empty or contains \":\", \"/\" or \"|\"")
+            }
+            _ = try parse(["preset:" + name], fileExtension: nil, presets: presets, registry: registry)
+        }
+    }
+
+    /// The segments with `preset:` ones replaced by the presets' segments, each with the preset it came from.
+    private static func expand(
+        _ segments: [String], presets: [String: [String]]
+    ) throws(ServeRequestError) -> [(segment: String, preset: String?)] {
+        var result: [(segment: String, preset: String?)] = []
+        for segment in segments {
+            guard let names = presetNames(segment) else {
+                result.append((segment, nil))
+                continue
+            }
+            guard !names.isEmpty, !names.contains("") else {
+                throw .badRequest("option \(ServeRequestError.quoted(segment)) names no preset")
+            }
+            for name in names {
+                guard let expansion = presets[name] else {
+                    let known = presets.keys.sorted().joined(separator: ", ")
+                    throw .badRequest("unknown preset \(ServeRequestError.quoted(name)) (known: \(known.isEmpty ? "none" : known))")
+                }
+                // Nesting is refused rather than resolved: one level cannot loop, and a preset reads as what it says.
+                if let inner = expansion.first(where: { presetNames($0) != nil }) {
+                    throw .badRequest(
+                        "preset \(ServeRequestError.quoted(name)) contains \(ServeRequestError.quoted(inner)); presets cannot name presets")
+                }
+                result += expansion.map { ($0, name) }
+            }
+        }
+        return result
+    }
+
+    /// The names in a `preset:a:b` segment; nil when the segment is another option.
+    private static func presetNames(_ segment: String) -> [String]? {
+        let fields = segment.split(separator: ":", omittingEmptySubsequences: false)
+        guard fields.count > 1, fields[0].lowercased() == "preset" else { return nil }
+        var names = fields.dropFirst().map(String.init)
+        if names.count > 1, names.last == "" { names.removeLast() }  // the optional trailing colon
+        return names
+    }
+
+    /// `writable: jpeg, png, …` for messages, with `auto` when `auto` is true.
+    static func writable(_ registry: ImageCoderRegistry, auto: Bool) -> String {
+        "writable: " + (registry.encodableFormats.map(\.rawValue) + (auto ? ["auto"] : [])).joined(separator: ", ")
+    }
+}

@@ -1,0 +1,35 @@
+/// An image request checked and interpreted: what the server must load and what it must do with it.
+public struct ServeRequest: Sendable {
+    /// Where the image comes from.
+    public let source: ServeSource
+    /// The processors and output options, presets expanded and the extension applied.
+    public let options: ServeOptions
+
+    /// Checks the signature of `path`, then parses it and its options.
+    ///
+    /// The signature is checked first, so a client without a key gets 403 for every path and learns nothing about
+    /// how options are parsed. The signature `_` or `insecure` marks an unsigned URL, accepted only when
+    /// `allowsUnsigned` is true; any other signature must verify with `signer`, whatever `allowsUnsigned` says.
+    ///
+    /// - Parameters:
+    ///   - path: The request path as received (percent-encoded), without the query string; see ``ServePath``.
+    ///   - signer: The configured keys.
+    ///   - allowsUnsigned: Whether unsigned URLs are served.
+    ///   - presets: Named lists of option segments from the configuration.
+    /// - Throws: ``ServeRequestError`` with status 403 for an unsigned URL the server does not allow or a signature
+    ///   that does not verify; status 400 for anything malformed (``ServePath/parse(_:)``,
+    ///   ``ServeOptions/parse(_:fileExtension:presets:registry:)``).
+    public static func parse(
+        path: String, signer: ImageURLSigner, allowsUnsigned: Bool, presets: [String: [String]]
+    ) throws(ServeRequestError) -> ServeRequest {
+        let (signature, signedPath) = ServePath.split(path)
+        if signature == "_" || signature == "insecure" {
+            guard allowsUnsigned else { throw .forbidden("unsigned URLs are not allowed") }
+        } else if !signer.isValid(signature: String(signature), path: String(signedPath)) {
+            throw .forbidden("invalid signature")
+        }
+        let parsed = try ServePath.parse(path)
+        let options = try ServeOptions.parse(parsed.optionSegments, fileExtension: parsed.fileExtension, presets: presets)
+        return ServeRequest(source: parsed.source, options: options)
+    }
+}
