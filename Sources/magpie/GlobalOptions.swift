@@ -37,9 +37,10 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// Routes swift-log to stderr at the chosen level. Call once, first thing in `run()`, before any
-    /// library object (they create their loggers when they are made).
-    func bootstrapLogging() {
-        let level = logLevel
+    /// library object (they create their loggers when they are made). `floor` is the least a command logs
+    /// (`serve` logs its access lines at info without `-v`).
+    func bootstrapLogging(floor: Logger.Level? = nil) {
+        let level = floor.map { Swift.min($0, logLevel) } ?? logLevel
         LoggingBootstrap.once {
             LoggingSystem.bootstrap { label in
                 var handler = StreamLogHandler.standardError(label: label)

@@ -10,7 +10,7 @@ struct MagpieCommand: AsyncParsableCommand {
         abstract: "Fetch, cache, decode, inspect and convert images with Magpie.",
         subcommands: [
             DemoCommand.self, FetchCommand.self, PrefetchCommand.self, ShowCommand.self, InfoCommand.self,
-            ConvertCommand.self, CacheCommand.self, SampleCommand.self,
+            ConvertCommand.self, CacheCommand.self, SampleCommand.self, ServeCommand.self,
         ])
 
     @OptionGroup var global: GlobalOptions

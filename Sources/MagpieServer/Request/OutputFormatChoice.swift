@@ -30,8 +30,9 @@ public struct OutputFormatChoice: Sendable, Equatable {
     /// A ``RequestedFormat/fixed(_:)`` format is used as it is. For ``RequestedFormat/auto``, in order:
     /// 1. AVIF or WebP when `Accept` names it explicitly with a weight above 0 (the higher weight wins, AVIF on a
     ///    tie); wildcards such as `image/*` or `*/*` never select them, and `q=0` refuses them.
-    /// 2. The source's format when it is JPEG, PNG or an animated GIF (a still GIF becomes PNG: re-quantising a
-    ///    processed image to 256 colours loses what PNG keeps), or JPEG XL when `Accept` names `image/jxl`.
+    /// 2. The source's format when it is JPEG (without alpha: a JPEG given round corners becomes PNG), PNG or an animated
+    ///    GIF (a still GIF becomes PNG: re-quantising a processed image to 256 colours loses what PNG keeps), or JPEG XL
+    ///    when `Accept` names `image/jxl`.
     /// 3. Otherwise (a source the registry cannot write, or AVIF, WebP or JPEG XL the client did not ask for):
     ///    GIF for an animation, PNG for an image with alpha, JPEG otherwise.
     ///
@@ -63,7 +64,10 @@ public struct OutputFormatChoice: Sendable, Equatable {
         }
         let modern: ImageFormat = weight(.webp) > weight(.avif) ? .webp : .avif
         if weight(modern) > 0 { return choice(modern, varies: varies) }
-        if universalFormats.contains(source), registry.canEncode(source), source != .gif || isAnimated {
+        // JPEG has no alpha: an image that gained transparency (round corners) would come out on white.
+        if universalFormats.contains(source), registry.canEncode(source), source != .gif || isAnimated,
+            !(hasAlpha && source == .jpeg)
+        {
             return choice(source, varies: varies)
         }
         if source == .jxl, weight(.jxl) > 0 { return choice(.jxl, varies: varies) }

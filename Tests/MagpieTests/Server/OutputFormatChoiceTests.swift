@@ -46,8 +46,8 @@ struct OutputFormatChoiceTests {
         Row(accept: "image/jxl", source: .jxl, alpha: true, expected: .jxl),
         Row(accept: "image/jxl", source: .jpeg, expected: .jpeg),
         Row(accept: nil, source: .unknown, expected: .jpeg),
-        // Alpha does not change a writable source's format (a JPEG source's alpha is composited).
-        Row(accept: nil, source: .jpeg, alpha: true, expected: .jpeg),
+        // A JPEG source given alpha by processing (round corners) becomes PNG: JPEG would fill the corners white.
+        Row(accept: nil, source: .jpeg, alpha: true, expected: .png),
         // GIFs: animated ones stay GIF unless AVIF or WebP is accepted; still ones become PNG.
         Row(accept: nil, source: .gif, animated: true, expected: .gif),
         Row(accept: "image/*", source: .gif, alpha: true, animated: true, expected: .gif),

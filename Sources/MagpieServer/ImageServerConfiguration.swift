@@ -1,0 +1,57 @@
+import Magpie
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Everything `magpie serve` (or an application mounting ``ImageServer``) can set. The defaults are the issue's:
+/// signed URLs only, the SSRF guard on, 50 MB and 50 MP per source, one worker per core.
+public struct ImageServerConfiguration: Sendable {
+    /// Key/salt pairs (hex) whose HMAC-SHA256 signatures are accepted; several at once while keys rotate.
+    public var signingKeys: [(key: String, salt: String)] = []
+    /// Accept unsigned URLs (signature `_` or `insecure`). Off by default; the server logs a warning when on.
+    public var allowsUnsigned = false
+    /// When non-empty, a source URL (and every redirect) must start with one of these prefixes.
+    public var allowedSourcePrefixes: [String] = []
+    /// Networks (CIDR) that sources may be in even though they are loopback, private, link-local, CGNAT,
+    /// multicast or unspecified; everything else internal is refused after DNS resolution.
+    public var allowedNetworks: [String] = []
+    /// Folder `local:///path` sources are read from; nil refuses every local source.
+    public var localRoot: String?
+    /// Largest source body in bytes. Default 50 MB.
+    public var maximumSourceBytes = 50 * 1_000_000
+    /// Most pixels in one frame of a source, from its header. Default 50 MP.
+    public var maximumPixels = 50 * 1_000_000
+    /// Most frames in an animated source. Default 1,000.
+    public var maximumFrames = 1_000
+    /// Longest a source download may take. Default 10 s.
+    public var downloadTimeout: Duration = .seconds(10)
+    /// Longest a request may wait for a worker, and longest its decoding, processing and encoding may take.
+    /// Default 20 s.
+    public var processingTimeout: Duration = .seconds(20)
+    /// Processing jobs at once. Default: one per core.
+    public var workers = ProcessInfo.processInfo.activeProcessorCount
+    /// Jobs that may wait for a worker; past that a request is answered 429. Default 8 × ``workers``.
+    public var queueLength: Int?
+    /// `max-age` of successful responses. Default one year.
+    public var maxAge: Duration = .seconds(365 * 24 * 3600)
+    /// `max-age` of error responses that may be cached briefly (404, 415, 422); others get `no-store`. Default 60 s.
+    public var errorMaxAge: Duration = .seconds(60)
+    /// Where origin bytes and results are kept; nil keeps them in memory only.
+    public var cacheDirectory: URL?
+    /// Largest size of the disk caches together, in bytes. Default 2 GiB.
+    public var diskCacheSize = 2 * 1024 * 1024 * 1024
+    /// Bytes of encoded results kept in memory. Default 128 MiB.
+    public var memoryCacheSize = 128 * 1024 * 1024
+    /// Named option lists, used as `preset:NAME`.
+    public var presets: [String: [String]] = [:]
+    /// Serve the page at `/` that builds signed URLs (development only: it signs with the first key).
+    public var developmentPage = false
+
+    /// The defaults listed on each property.
+    public init() {}
+
+    /// The number of waiting jobs allowed: ``queueLength`` or 8 × ``workers``.
+    public var effectiveQueueLength: Int { queueLength ?? 8 * max(1, workers) }
+}

@@ -1,0 +1,2 @@
+/// Applications that mount the server use the library through it.
+@_exported import Magpie

@@ -1,0 +1,144 @@
+import Magpie
+import Synchronization
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A result made by a job, and where its source came from (`original` when its bytes were cached, else `none`).
+struct ProducedImage: Sendable {
+    let image: ServedImage
+    let layer: String
+}
+
+/// The miss path of one result: fetch and decode the source (shrunk while decoding when the first step is a resize),
+/// process, encode, store. Runs inside a worker; identical requests share it.
+extension ImageServer {
+    func produce(_ request: ServeRequest, source: Source, accept: String?, key: String) async throws -> ProducedImage {
+        let options = request.options
+        let decoding = decodingOptions(for: options)
+        let fetchStart = ContinuousClock.now
+        let retrieved = try await manager.retrieveImage(
+            with: source,
+            options: [
+                .decodingOptions(decoding), .respectCacheControl, .memoryCacheWrites(false), .memoryCacheReads(false),
+                .downloadTimeout(configuration.downloadTimeout),
+            ])
+        let fetched = ContinuousClock.now - fetchStart
+        if let download = retrieved.downloadMetrics {
+            metrics.phase(.download, download.total)
+            metrics.sourceBytes(download.bytesReceived)
+            metrics.phase(.decode, max(.zero, fetched - download.total))
+        } else {
+            metrics.phase(.decode, fetched)
+        }
+        let sourceImage = retrieved.image
+        let deadline = configuration.processingTimeout
+        let (encoded, format) = try await withDeadline(deadline) {
+            try await BoundedExecutor.processing.run { isCancelled in
+                let context = ImageProcessingContext(decodingOptions: decoding, isCancelled: isCancelled)
+                let processStart = ContinuousClock.now
+                guard let processed = try options.processor.process(item: .image(sourceImage), context: context) else {
+                    throw MagpieError.processingFailed(reason: .processorFailed(identifier: options.processor.identifier))
+                }
+                self.metrics.phase(.process, ContinuousClock.now - processStart)
+                let choice = options.outputFormat(
+                    accept: accept, source: sourceImage.format, hasAlpha: !processed.pixels.isOpaque,
+                    isAnimated: processed.isAnimated)
+                var encoding = options.encodingOptions(for: choice)
+                if options.quality == nil { encoding.quality = Self.defaultQuality(choice.format) }
+                // libavif's default effort takes seconds per megapixel; 8 is what image servers use for on-line work.
+                if choice.format == .avif { encoding.speed = 8 }
+                try context.checkCancellation()
+                let encodeStart = ContinuousClock.now
+                let data = try ImageCoderRegistry.shared.encode(processed, as: choice.format, options: encoding)
+                self.metrics.phase(.encode, ContinuousClock.now - encodeStart)
+                return (data, (choice.format, choice.variesOnAccept))
+            }
+        }
+        let image = ServedImage(
+            data: encoded, format: format.0, lastModified: await sourceLastModified(source), variesOnAccept: format.1)
+        memory.store(image, forKey: key)
+        do {
+            try await results.storeData(encoded, forKey: key, expiration: nil, validators: image.validators)
+        } catch {
+            // A full or failing disk costs the next request a job, never this answer.
+            logger.warning("result not stored", metadata: ["error": "\(error)"])
+        }
+        return ProducedImage(image: image, layer: retrieved.cacheType == .none ? "none" : "original")
+    }
+
+    /// Decoding shrinks a source to what the first resize needs (JPEG DCT scaling, WebP scaled decoding): a 2K
+    /// photo thumbnailed to 512 decodes a quarter of the pixels. Limits are the server's; `color:srgb` converts.
+    func decodingOptions(for options: ServeOptions) -> ImageDecodingOptions {
+        var decoding = ImageDecodingOptions.default
+        decoding.limits.maxPixelsPerFrame = configuration.maximumPixels
+        decoding.limits.maxFrameCount = configuration.maximumFrames
+        decoding.onlyFirstFrame = options.firstFrameOnly
+        if options.color == .srgb { decoding.colorSpace = .sRGB }
+        let first = (options.processor as? ChainedImageProcessor)?.processors.first ?? options.processor
+        if let resize = first as? ResizingImageProcessor {
+            decoding.targetSize = resize.referenceSize
+            decoding.contentMode = resize.mode == .aspectFit ? .aspectFit : .aspectFill
+        }
+        return decoding
+    }
+
+    /// imgproxy's default (80) for the lossy formats; AVIF looks as good at a lower number.
+    static func defaultQuality(_ format: ImageFormat) -> Int {
+        format == .avif ? 60 : 80
+    }
+
+    /// The source's `Last-Modified`: the origin's header kept with its bytes, or a local file's modification time.
+    func sourceLastModified(_ source: Source) async -> String? {
+        switch source {
+        case .network(let resource):
+            return try? await manager.cache.dataCache?.cachedMetadata(forKey: resource.cacheKey)?.validators.lastModified
+        case .provider(let provider):
+            guard let file = provider as? LocalFileImageDataProvider,
+                let attributes = try? FileManager.default.attributesOfItem(atPath: file.fileURL.path),
+                let date = attributes[.modificationDate] as? Date
+            else { return nil }
+            return HTTPDate.format(date)
+        }
+    }
+}
+
+/// Runs `body`, failing with 503 when it takes longer than `limit`: the answer goes out at the limit, and `body` is
+/// cancelled (processors check between passes) without the response waiting for it to notice.
+func withDeadline<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    let answer = OneAnswer<T>()
+    let work = Task { try await body() }
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            answer.wait(with: continuation)
+            let timer = Task {
+                try? await Task.sleep(for: limit)
+                guard !Task.isCancelled else { return }
+                work.cancel()
+                answer.resume(with: .failure(ServerFailure(status: 503, message: "processing took longer than \(limit)")))
+            }
+            Task {
+                let result = await work.result
+                timer.cancel()
+                answer.resume(with: result)
+            }
+        }
+    } onCancel: {
+        work.cancel()
+    }
+}
+
+/// A continuation resumed by whichever of two racers comes first; the second is ignored.
+private final class OneAnswer<T: Sendable>: Sendable {
+    private let continuation = Mutex<CheckedContinuation<T, any Error>?>(nil)
+
+    func wait(with continuation: CheckedContinuation<T, any Error>) {
+        self.continuation.withLock { $0 = continuation }
+    }
+
+    func resume(with result: Result<T, any Error>) {
+        continuation.withLock { $0.take() }?.resume(with: result)
+    }
+}

@@ -1,0 +1,194 @@
+import Logging
+import Magpie
+import Synchronization
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// An image server with imgproxy's URL API: `/{signature}/{option}/…/plain/{source URL}[@{ext}]` or
+/// `/{signature}/{option}/…/{base64url source URL}[.{ext}]`, answered from three layers (encoded results in memory,
+/// results on disk, then the pipeline: source bytes cached by their HTTP caching rules, decoded, processed, encoded).
+///
+/// Mount it in a Hummingbird application with ``addRoutes(to:)``, or run it with ``ImageServerService``. Identical
+/// concurrent requests share one job; jobs are limited by workers and a queue, past which requests get 429.
+public final class ImageServer: Sendable {
+    /// The settings it was made with.
+    public let configuration: ImageServerConfiguration
+    /// The pipeline that fetches and decodes sources (its cache holds their bytes).
+    public let manager: ImageManager
+    /// Counters and histograms, rendered at `/metrics`.
+    public let metrics: ServerMetrics
+    let logger: Logger
+    let signer: ImageURLSigner
+    let sources: SourcePolicy
+    let results: DiskStorage
+    let memory: ResultMemoryCache
+    let admission: JobAdmission
+    let jobs = SharedWork<String, ProducedImage>()
+    private let accepting = Mutex(true)
+
+    /// False once shutdown began: `/ready` answers 503 so load balancers stop sending while requests in flight finish.
+    public var isReady: Bool { accepting.withLock { $0 } }
+
+    /// Marks the server as shutting down (``isReady`` false); it still answers what arrives.
+    public func beginShutdown() {
+        accepting.withLock { $0 = false }
+    }
+
+    /// A server with `configuration`; nothing listens until it is mounted or run.
+    ///
+    /// - Throws: ``ImageServerConfigurationError`` for a bad key, salt or network; ``MagpieError/cacheFailed(reason:)``
+    ///   when the cache folder cannot be created.
+    public init(configuration: ImageServerConfiguration, logger: Logger = Logger(label: "magpie.server")) throws {
+        self.configuration = configuration
+        self.logger = logger
+        do {
+            signer = try ImageURLSigner(hexPairs: configuration.signingKeys)
+        } catch {
+            throw ImageServerConfigurationError(message: "\(error)")
+        }
+        var networks: [IPNetwork] = []
+        for text in configuration.allowedNetworks {
+            guard let network = IPNetwork(text) else {
+                throw ImageServerConfigurationError(message: "invalid network \"\(text)\" (expected CIDR such as 10.0.0.0/8)")
+            }
+            networks.append(network)
+        }
+        sources = SourcePolicy(allowedPrefixes: configuration.allowedSourcePrefixes, localRoot: configuration.localRoot)
+        if let root = configuration.localRoot, sources.localRoot == nil {
+            throw ImageServerConfigurationError(message: "local root \"\(root)\" does not exist")
+        }
+        let directory = configuration.cacheDirectory
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("magpie-serve", isDirectory: true)
+        // Half the disk budget for source bytes, half for results: a result is usually far smaller than its source,
+        // but sources are what a cold start needs most.
+        let half = max(1, configuration.diskCacheSize / 2)
+        let originals = try DiskStorage(config: DiskStorage.Config(name: "sources", directory: directory, sizeLimit: half))
+        results = try DiskStorage(
+            config: DiskStorage.Config(name: "results", directory: directory, sizeLimit: half, expiration: .days(30)))
+        // Decoded sources are not kept in memory: the encoded results are, at a fraction of the size.
+        let cache = ImageCache(
+            name: "magpie-serve", memoryCache: MemoryStorage(config: .init(totalCostLimit: 1)), dataCache: originals)
+        var download = ImageDownloader.Configuration()
+        download.downloadTimeout = configuration.downloadTimeout
+        download.maximumResponseSize = configuration.maximumSourceBytes
+        download.networkAccessPolicy = NetworkAccessPolicy(
+            allowedNetworks: networks, allowedSourcePrefixes: configuration.allowedSourcePrefixes)
+        download.logger = logger
+        manager = ImageManager(downloader: ImageDownloader(name: "magpie.server", configuration: download), cache: cache)
+        memory = ResultMemoryCache(capacity: configuration.memoryCacheSize)
+        admission = JobAdmission(workers: configuration.workers, queueLength: configuration.effectiveQueueLength)
+        metrics = ServerMetrics()
+        if configuration.allowsUnsigned {
+            logger.warning("unsigned URLs are accepted (--insecure-unsigned): anyone can make this server fetch and process")
+        }
+        if signer.isEmpty && !configuration.allowsUnsigned {
+            logger.warning("no signing key: every image request will be refused (give --key/--salt or --insecure-unsigned)")
+        }
+    }
+
+    /// Answers one image request (the catch-all route): parse and verify, then memory, disk, or a job.
+    ///
+    /// - Parameter request: Method, raw path and the headers that matter.
+    /// - Returns: The response; errors are responses too (400, 403, 404, 413, 415, 422, 429, 502, 503, 504).
+    public func respond(to request: ImageServerRequest) async -> ImageServerResponse {
+        let start = ContinuousClock.now
+        var response: ImageServerResponse
+        if request.method != "GET" && request.method != "HEAD" {
+            response = failureResponse(ServerFailure(status: 405, message: "only GET and HEAD"), method: request.method)
+            response.headers.append(("Allow", "GET, HEAD"))
+        } else {
+            do {
+                let (image, layer) = try await image(for: request)
+                response = imageResponse(image, layer: layer, request: request)
+            } catch {
+                let failure = (error as? ServerFailure) ?? ServerFailure(status: 500, message: "internal error")
+                if let kind = failure.originErrorKind { metrics.originError(kind) }
+                if failure.status >= 500 && failure.status != 503 && failure.status != 504 && failure.status != 502 {
+                    logger.error("request failed", metadata: ["error": "\(error)"])
+                }
+                response = failureResponse(failure, method: request.method)
+            }
+        }
+        let elapsed = ContinuousClock.now - start
+        metrics.request(route: "image", status: response.status, bytesSent: response.body.count)
+        metrics.phase(.total, elapsed)
+        accessLog(method: request.method, path: request.path, response: response, elapsed: elapsed)
+        return response
+    }
+
+    /// The result for `request` and the layer it came from.
+    private func image(for request: ImageServerRequest) async throws -> (ServedImage, String) {
+        let parsed: ServeRequest
+        do {
+            parsed = try ServeRequest.parse(
+                path: request.path, signer: signer, allowsUnsigned: configuration.allowsUnsigned, presets: configuration.presets)
+        } catch {
+            throw ServerFailure(error)
+        }
+        let source = try sources.pipelineSource(for: parsed.source, maximumBytes: configuration.maximumSourceBytes)
+        let key = resultKey(parsed, accept: request.accept)
+        if let hit = memory.value(forKey: key) {
+            metrics.cacheLayer("memory")
+            return (hit, "memory")
+        }
+        if let entry = try? await results.cachedEntry(forKey: key, extendingExpiration: nil) {
+            let image = ServedImage(data: entry.data, validators: entry.metadata.validators)
+            memory.store(image, forKey: key)
+            metrics.cacheLayer("disk")
+            return (image, "disk")
+        }
+        let produced: ProducedImage
+        do {
+            produced = try await jobs.value(for: key) { _ in
+                try await self.admission.run(timeout: self.configuration.processingTimeout, queued: { self.metrics.phase(.queue, $0) }) {
+                    try await self.produce(parsed, source: source, accept: request.accept, key: key)
+                }
+            }
+        } catch let refusal as JobAdmission.Refusal {
+            switch refusal {
+            case .overloaded: throw ServerFailure(status: 429, message: "too many requests")
+            case .waitedTooLong: throw ServerFailure(status: 503, message: "no worker free in time")
+            }
+        } catch let failure as ServerFailure {
+            throw failure
+        } catch let error as MagpieError {
+            throw ServerFailure(error)
+        } catch is CancellationError {
+            throw ServerFailure(status: 503, message: "cancelled")
+        }
+        metrics.cacheLayer(produced.layer)
+        return (produced.image, produced.layer)
+    }
+
+    /// The result cache key: the source, everything that changes the output, and the format (for `auto`, which of
+    /// AVIF and WebP the `Accept` header allows: the choice is a function of that and the source). The signature is
+    /// not part of it, so rotated keys share results.
+    func resultKey(_ request: ServeRequest, accept: String?) -> String {
+        let format: String
+        switch request.options.format {
+        case .fixed(let fixed): format = fixed.rawValue
+        case .auto:
+            // Negotiation reads only the explicit weights of these types; equal weights, equal choice.
+            let header = AcceptHeader(accept)
+            format = "auto" + [ImageFormat.avif, .webp, .jxl].map { ";\($0.rawValue)=\(header.explicitQuality(of: $0.mimeType) ?? 0)" }.joined()
+        }
+        return request.source.cacheIdentity + "\n" + request.options.normalized + "\n" + format
+    }
+
+    /// Stops the pipeline and flushes the caches; call after the HTTP server stopped taking requests.
+    public func shutdown() async {
+        await manager.shutdown()
+        try? await results.flush()
+    }
+}
+
+/// A configuration the server cannot start with; the message names the bad value.
+public struct ImageServerConfigurationError: Error, CustomStringConvertible, Sendable {
+    /// What is wrong.
+    public let message: String
+    /// The message.
+    public var description: String { message }
+}

@@ -1,0 +1,58 @@
+import Crypto
+import Magpie
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One encoded result as it is sent and cached: the bytes, their format, a strong ETag of them, and the source's
+/// `Last-Modified` when it had one.
+struct ServedImage: Sendable {
+    let data: Data
+    let format: ImageFormat
+    /// A quoted strong entity tag: the first 128 bits of the SHA-256 of ``data``, in hex.
+    let etag: String
+    /// The source's `Last-Modified`, as an IMF-fixdate.
+    let lastModified: String?
+    /// The response must carry `Vary: Accept` (the format was negotiated).
+    let variesOnAccept: Bool
+
+    init(data: Data, format: ImageFormat, lastModified: String?, variesOnAccept: Bool) {
+        self.data = data
+        self.format = format
+        self.etag = Self.entityTag(of: data)
+        self.lastModified = lastModified
+        self.variesOnAccept = variesOnAccept
+    }
+
+    /// Read back from the result cache, whose validators hold what was written with the bytes.
+    init(data: Data, validators: HTTPValidators) {
+        self.data = data
+        self.format = ImageFormat(sniffing: data)
+        self.etag = validators.etag ?? Self.entityTag(of: data)
+        self.lastModified = validators.lastModified
+        self.variesOnAccept = validators.vary != nil
+    }
+
+    /// What the result cache stores beside the bytes.
+    var validators: HTTPValidators {
+        var validators = HTTPValidators()
+        validators.etag = etag
+        validators.lastModified = lastModified
+        validators.vary = variesOnAccept ? "Accept" : nil
+        validators.contentType = format.mimeType
+        return validators
+    }
+
+    static func entityTag(of data: Data) -> String {
+        let digest = SHA256.hash(data: data)
+        return "\"" + digest.prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined() + "\""
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to length: Int) -> String {
+        count >= length ? self : String(repeating: "0", count: length - count) + self
+    }
+}

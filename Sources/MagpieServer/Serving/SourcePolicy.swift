@@ -1,0 +1,49 @@
+import Magpie
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Which sources the server reads: remote URLs under the allowed prefixes (the network guard then checks where
+/// each connection goes), local files only inside the local root, never through a symbolic link that leads out.
+struct SourcePolicy: Sendable {
+    let allowedPrefixes: [String]
+    /// The local root, resolved (no symbolic links, no trailing slash); nil refuses local sources.
+    let localRoot: String?
+
+    init(allowedPrefixes: [String], localRoot: String?) {
+        self.allowedPrefixes = allowedPrefixes
+        self.localRoot = localRoot.flatMap(Self.resolved)
+    }
+
+    /// The pipeline source for `source`, or a 403 naming the rule that refused it (not what answered where).
+    func pipelineSource(for source: ServeSource, maximumBytes: Int) throws(ServerFailure) -> Source {
+        switch source {
+        case .remote(let url):
+            guard allowedPrefixes.isEmpty || allowedPrefixes.contains(where: url.absoluteString.hasPrefix) else {
+                throw ServerFailure(status: 403, message: "source not allowed")
+            }
+            return .network(ImageResource(downloadURL: url))
+        case .local(let path):
+            guard let root = localRoot else { throw ServerFailure(status: 403, message: "local sources are not enabled") }
+            let joined = root + "/" + path.drop(while: { $0 == "/" })
+            // Resolving follows every symbolic link: whatever the path spells, the file read is the one checked.
+            guard let real = Self.resolved(joined) else { throw ServerFailure(status: 404, message: "source not found") }
+            guard real.hasPrefix(root + "/") else { throw ServerFailure(status: 403, message: "source not allowed") }
+            let file = URL(fileURLWithPath: real)
+            return .provider(LocalFileImageDataProvider(fileURL: file, cacheKey: "local:" + real, maximumSize: maximumBytes))
+        }
+    }
+
+    /// `path` with every symbolic link, `.` and `..` resolved; nil when it does not exist.
+    static func resolved(_ path: String) -> String? {
+        guard let pointer = realpath(path, nil) else { return nil }
+        defer { free(pointer) }
+        let text = String(cString: pointer)
+        return text.count > 1 && text.hasSuffix("/") ? String(text.dropLast()) : text
+    }
+}

@@ -1,0 +1,95 @@
+import ArgumentParser
+import Foundation
+import Logging
+import MagpieServer
+
+/// `magpie serve`: the image server. Parses flags, layers them over `MAGPIE_…` variables and the `--config` file
+/// (flags win, then the environment, then the file), and runs ``ImageServerService``.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve images over HTTP with imgproxy-style signed URLs: /SIGNATURE/OPTION/.../plain/SOURCE[@ext].",
+        discussion: """
+            Every setting can also come from the environment (MAGPIE_ and the option's name in capitals with \
+            underscores: --max-source-bytes is MAGPIE_MAX_SOURCE_BYTES; lists are comma-separated) or from the JSON \
+            file given by --config (keys in camelCase: {"maxSourceBytes": "20MB", "allowSource": ["https://cdn/"]}). \
+            Flags win over the environment, which wins over the file.
+
+            URL options, one per path segment: any processor of `magpie convert --processor` (resize:256x256:fit, \
+            crop:..., round:12, blur:2, ...), format:jpeg|png|webp|avif|gif|jxl|auto, quality:N, metadata:none|keep|strip, color:keep|srgb, \
+            preset:NAME, frames:first|all.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "Address to listen on (default 127.0.0.1).") var host: String?
+    @Option(help: "Port to listen on; 0 picks a free one (default 8080).") var port: Int?
+    @Option(name: .customLong("cache-dir"), help: "Folder for source bytes and results (default: magpie-serve in the temporary folder).")
+    var cacheDirectory: String?
+    @Option(help: "JSON configuration file (keys in camelCase).") var config: String?
+
+    @Option(name: .customLong("key"), help: "Signing key in hex; repeat with --salt for several pairs (key rotation).")
+    var keys: [String] = []
+    @Option(name: .customLong("salt"), help: "Signing salt in hex, one per --key.") var salts: [String] = []
+    @Flag(name: .customLong("insecure-unsigned"), help: "Accept unsigned URLs (signature '_' or 'insecure'). Never in production.")
+    var insecureUnsigned = false
+
+    @Option(name: .customLong("allow-source"), help: "Only sources starting with this prefix (repeatable); redirects are checked too.")
+    var allowSource: [String] = []
+    @Option(name: .customLong("allow-network"), help: "Allow sources in this CIDR even if internal (repeatable), e.g. 10.0.0.0/8.")
+    var allowNetwork: [String] = []
+    @Option(name: .customLong("local-root"), help: "Serve local:///path sources from this folder (no symlinks out of it).")
+    var localRoot: String?
+
+    @Option(name: .customLong("max-source-bytes"), help: "Largest source, e.g. 50MB (default 50MB).") var maxSourceBytes: ByteCount?
+    @Option(name: .customLong("max-pixels"), help: "Most pixels per frame of a source, from its header (default 50000000).")
+    var maxPixels: Int?
+    @Option(name: .customLong("max-frames"), help: "Most frames in an animated source (default 1000).") var maxFrames: Int?
+    @Option(name: .customLong("download-timeout"), help: "Seconds a source download may take (default 10).") var downloadTimeout: Double?
+    @Option(name: .customLong("processing-timeout"), help: "Seconds a job may wait for a worker, and may take (default 20).")
+    var processingTimeout: Double?
+    @Option(help: "Processing jobs at once (default: the number of cores).") var workers: Int?
+    @Option(help: "Jobs waiting for a worker before requests get 429 (default 8 x workers).") var queue: Int?
+
+    @Option(name: .customLong("max-age"), help: "Cache-Control max-age of images, in seconds (default 31536000, one year).")
+    var maxAge: Int?
+    @Option(name: .customLong("disk-cache-size"), help: "Disk budget for sources and results (default 2GiB).") var diskCacheSize: ByteCount?
+    @Option(name: .customLong("memory-cache-size"), help: "Memory for encoded results (default 128MiB).") var memoryCacheSize: ByteCount?
+    @Option(name: .customLong("preset"), help: "A named option list: NAME=option/option/... (repeatable); used as preset:NAME.")
+    var presets: [String] = []
+    @Option(name: .customLong("shutdown-timeout"), help: "Seconds requests in flight get to finish on SIGTERM/SIGINT (default 30).")
+    var shutdownTimeout: Double?
+    @Option(name: .customLong("idle-timeout"), help: "Seconds an idle keep-alive connection stays open (default 75).")
+    var idleTimeout: Double?
+    @Flag(help: "Serve a page at / that builds signed URLs and shows results and metrics (development only).")
+    var dev = false
+
+    func run() async throws {
+        global.bootstrapLogging(floor: .info)
+        let settings: ServeSettings
+        do {
+            settings = try await ServeSettings(command: self)
+        } catch let error as ServeSettings.Invalid {
+            throw ValidationError(error.message)
+        }
+        let logger = Logger(label: "magpie.serve")
+        let server: ImageServer
+        do {
+            server = try ImageServer(configuration: settings.server, logger: logger)
+        } catch let error as ImageServerConfigurationError {
+            throw ValidationError(error.message)
+        }
+        var service = ImageServerService(server: server)
+        service.host = settings.host
+        service.port = settings.port
+        service.shutdownTimeout = settings.shutdownTimeout
+        service.idleTimeout = settings.idleTimeout
+        service.logger = logger
+        service.onListening = { host, port in
+            let shown = host.contains(":") ? "[\(host)]" : host
+            // Unbuffered: a supervisor or test waiting for the line gets it at once, even through a pipe.
+            FileHandle.standardOutput.write(Data("listening on http://\(shown):\(port)\n".utf8))
+        }
+        try await service.run()
+    }
+}
