@@ -24,6 +24,7 @@ import ServiceLifecycle
 /// - `GET /redirect/N/NAME?status=302`: redirects down to `/redirect/0/NAME`, which serves the asset; odd `N` send a
 ///   relative Location, even `N` an absolute one.
 /// - `GET /loop/a`, `GET /loop/b`: redirect to each other forever.
+/// - `GET /to?location=URL&status=302`: redirects to `URL` (percent-encoded in the query) wherever it points.
 ///
 /// Always call ``stop()``; the server runs until then.
 public final class ImageOrigin: Sendable {

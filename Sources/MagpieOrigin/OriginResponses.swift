@@ -85,6 +85,15 @@ extension OriginRoutes {
         return redirect(status: status, to: target, absolute: count.isMultiple(of: 2))
     }
 
+    /// `/to?location=URL&status=302` redirects to `location` as given (any host, any scheme); without one, a 400.
+    func redirectAnywhere(request: Request) -> Response {
+        guard let location = request.uri.queryParameters["location"], !location.isEmpty else {
+            return Self.htmlResponse(status: .badRequest, title: "No location", state: state)
+        }
+        let status: HTTPResponse.Status = request.uri.queryParameters["status"] == "307" ? .temporaryRedirect : .found
+        return Response(status: status, headers: [.location: String(location)])
+    }
+
     /// `/loop/a` and `/loop/b` redirect to each other forever (a relative and an absolute Location).
     func loopResponse(side: String) -> Response {
         switch side {

@@ -38,6 +38,9 @@ struct OriginRoutes: Sendable {
                 request: request
             )
         }
+        router.get("/to") { request, _ in
+            redirectAnywhere(request: request)
+        }
         router.get("/loop/:side") { request, context in
             loopResponse(side: try context.parameters.require("side"))
         }

@@ -13,6 +13,8 @@ import NIOHTTP1
 /// within the size limit, all under one deadline. Retries are the caller's business.
 struct HTTPTransfer: Sendable {
     let client: HTTPClient
+    /// Checks each hop before it is sent and gives the client pinned to the checked address; nil for no checks.
+    let networkGuard: NetworkGuard?
     let configuration: ImageDownloader.Configuration
     let request: ImageRequest
     let timeout: Duration
@@ -68,11 +70,15 @@ struct HTTPTransfer: Sendable {
         var chain = [request.url]
         var metrics = DownloadMetrics()
         while true {
+            // Every hop (the first, each redirect, whatever the redirect handler chose) is checked before it is sent;
+            // the lease holds its pinned client until the hop's body is read.
+            let lease = try await networkGuard?.lease(for: current.url)
+            defer { networkGuard?.release(lease) }
             onSend(current)
             let sent = ContinuousClock.now
             let response: HTTPClientResponse
             do {
-                response = try await client.execute(makeClientRequest(current, resumingFrom: resume), deadline: deadline)
+                response = try await (lease?.client ?? client).execute(makeClientRequest(current, resumingFrom: resume), deadline: deadline)
             } catch {
                 throw TransportError.map(error, url: current.url, timeout: timeout)
             }

@@ -46,13 +46,19 @@ extension ImageDataLoading {
 
 extension ImageDownloader: ImageDataLoading {
     /// Downloads a network source (``downloadData(with:options:progress:)``, shared with concurrent callers of
-    /// the same request) or reads a provider source.
+    /// the same request) or reads a provider source. With a ``Configuration/networkAccessPolicy``, a provider that reads
+    /// a `file:` or `data:` URL is refused (``MagpieError/RequestFailureReason/networkAccessRefused(_:reason:)``).
     public func loadImageData(
         for source: Source, options: ImageDownloadOptions, progress: DownloadProgressHandler?
     ) async throws -> ImageDataResult {
         switch source {
-        case .network(let resource): try await downloadData(with: resource.downloadURL, options: options, progress: progress)
-        case .provider(let provider): try await DataProviderLoader.provide(provider)
+        case .network(let resource): return try await downloadData(with: resource.downloadURL, options: options, progress: progress)
+        case .provider(let provider):
+            // `URL.convertToSource()` turns `file:` and `data:` URLs into providers before they get here.
+            if networkGuard != nil, let url = provider.contentURL, !["http", "https"].contains(url.scheme?.lowercased() ?? "") {
+                throw MagpieError.requestFailed(reason: .networkAccessRefused(url, reason: "only http and https URLs are allowed"))
+            }
+            return try await DataProviderLoader.provide(provider)
         }
     }
 

@@ -26,6 +26,8 @@ public final class ImageDownloader: Sendable {
     public let configuration: Configuration
 
     private let clientOwner: HTTPClientOwner
+    /// Checks every hop and pins connections when ``Configuration/networkAccessPolicy`` is set.
+    let networkGuard: NetworkGuard?
     let scheduler: DownloadScheduler
     /// The bytes stage: one HTTP exchange per (modified) request, however many callers wait.
     private let exchanges: SharedWork<String, ImageDataResult>
@@ -48,16 +50,15 @@ public final class ImageDownloader: Sendable {
         self.scheduler = DownloadScheduler(
             maximumTotal: configuration.maximumConcurrentDownloads,
             maximumPerHost: configuration.maximumConcurrentDownloadsPerHost)
-        var clientConfiguration = HTTPClient.Configuration(
-            tlsConfiguration: configuration.tlsConfiguration,
-            redirectConfiguration: .disallow,  // followed here, to apply the handler, the cap and loop checks
-            timeout: .init(connect: TimeAmount(saturating: configuration.connectTimeout)),
-            decompression: .disabled)
-        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(
-            8, configuration.maximumConcurrentDownloadsPerHost)
-        clientConfiguration.httpVersion = .automatic
         self.clientOwner = HTTPClientOwner(
-            client: HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration))
+            client: HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: Self.clientConfiguration(configuration)))
+        self.networkGuard = configuration.networkAccessPolicy.map { policy in
+            NetworkGuard(policy: policy) { host, address in
+                var pinned = Self.clientConfiguration(configuration)
+                pinned.dnsOverride = [host: address]
+                return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: pinned)
+            }
+        }
         self.counters = DownloadCounters(downloader: name)
         if !configuration.trustedHosts.isEmpty {
             configuration.logger.warning("TLS certificates are NOT verified for these hosts", metadata: [
@@ -78,10 +79,12 @@ public final class ImageDownloader: Sendable {
     /// Downloads waiting for a slot right now (not counting running ones).
     public var queuedDownloadCount: Int { scheduler.queuedCount }
 
-    /// Closes the connection pool. Later downloads fail. ``default`` should never be shut down.
+    /// Closes the connection pools (the pinned ones of a ``Configuration/networkAccessPolicy`` too). Later downloads
+    /// fail. ``default`` should never be shut down.
     ///
     /// - Throws: AsyncHTTPClient's error when the client was already shut down.
     public func shutdown() async throws {
+        await networkGuard?.shutdown()
         try await clientOwner.client.shutdown()
     }
 
@@ -90,14 +93,15 @@ public final class ImageDownloader: Sendable {
     /// Downloads the bytes at `url` without decoding them (for callers that cache bytes).
     /// With `options.validators` a `304 Not Modified` gives a result with ``ImageDataResult/notModified`` and no data.
     ///
-    /// `file:` and `data:` URLs are read directly, without the queue or a request.
+    /// `file:` and `data:` URLs are read directly, without the queue or a request (refused with a
+    /// ``Configuration/networkAccessPolicy``).
     /// - Parameters:
     ///   - url: An `http`, `https`, `file` or `data` URL.
     ///   - options: Timeout, priority, modifier, redirect handler, retry strategy and validators.
     ///   - progress: Called with throttled progress reports of this caller's download.
     /// - Returns: The body, the final response and the download's metrics.
     /// - Throws: ``MagpieError/requestFailed(reason:)`` (invalid URL or scheme, cancelled, timed out, connection
-    ///   or TLS failure, redirect trouble, a data provider failure) or ``MagpieError/responseFailed(reason:)``
+    ///   or TLS failure, redirect trouble, a data provider failure, refused by the network access policy) or ``MagpieError/responseFailed(reason:)``
     ///   (bad status, not an image, too large, truncated, empty body).
     public func downloadData(
         with url: URL, options: ImageDownloadOptions = .default, progress: DownloadProgressHandler? = nil
@@ -177,6 +181,19 @@ public final class ImageDownloader: Sendable {
 
     // MARK: Internals
 
+    /// The AsyncHTTPClient settings of the downloader's client (and of its pinned ones, which add `dnsOverride`).
+    private static func clientConfiguration(_ configuration: Configuration) -> HTTPClient.Configuration {
+        var clientConfiguration = HTTPClient.Configuration(
+            tlsConfiguration: configuration.tlsConfiguration,
+            redirectConfiguration: .disallow,  // followed here, to apply the handler, the cap and loop checks
+            timeout: .init(connect: TimeAmount(saturating: configuration.connectTimeout)),
+            decompression: .disabled)
+        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(
+            8, configuration.maximumConcurrentDownloadsPerHost)
+        clientConfiguration.httpVersion = .automatic
+        return clientConfiguration
+    }
+
     /// The bytes of a `file:` or `data:` URL, read without the queue or a request; nil for HTTP(S).
     private func provided(_ request: ImageRequest) async throws -> ImageDataResult? {
         guard let provider = dataProvider(for: request.url) else { return nil }
@@ -224,7 +241,11 @@ public final class ImageDownloader: Sendable {
         switch request.url.scheme?.lowercased() {
         case "http", "https":
             guard request.url.host?.isEmpty == false else { throw MagpieError.requestFailed(reason: .invalidURL(request.url.absoluteString)) }
-        case "file", "data": break
+        case "file", "data":
+            // A server fetching URLs its clients name must not hand out local files (nor decode inline bytes).
+            if networkGuard != nil {
+                throw MagpieError.requestFailed(reason: .networkAccessRefused(request.url, reason: "only http and https URLs are allowed"))
+            }
         case nil: throw MagpieError.requestFailed(reason: .invalidURL(request.url.absoluteString))
         default: throw MagpieError.requestFailed(reason: .unsupportedScheme(request.url))
         }
@@ -315,7 +336,7 @@ public final class ImageDownloader: Sendable {
         progress: SharedWork<String, ImageDataResult>.ProgressReporter
     ) -> HTTPTransfer {
         var transfer = HTTPTransfer(
-            client: clientOwner.client, configuration: configuration, request: request, timeout: timeout,
+            client: clientOwner.client, networkGuard: networkGuard, configuration: configuration, request: request, timeout: timeout,
             redirectHandler: options.redirectHandler, validators: options.validators,
             spoolDirectory: configuration.bodyFileThreshold == nil ? nil : (options.spoolDirectory ?? configuration.spoolDirectory).path,
             onSend: { [self] request in

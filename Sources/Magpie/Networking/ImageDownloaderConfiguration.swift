@@ -51,6 +51,10 @@ extension ImageDownloader {
         /// Hosts whose certificates are NOT verified. **Dangerous**: anyone between you and such a host can
         /// read and replace the images. Empty by default; meant for development servers with self-signed certificates.
         public var trustedHosts: Set<String> = []
+        /// Refuses connections to internal addresses and URLs outside allowed sources, checked for every hop after DNS
+        /// resolution (see ``NetworkAccessPolicy``), and refuses `file:` and `data:` URLs. Default nil: no checks.
+        /// Set it when the URLs come from someone else, as in an image server.
+        public var networkAccessPolicy: NetworkAccessPolicy?
         /// Sent as `User-Agent` unless a modifier sets one. Default `Magpie/` and the version.
         public var userAgent: String = "Magpie/0.3 (+https://github.com/magpie-swift/magpie)"
         /// Minimum time between two progress reports of one download (the last chunk is always reported). Default 50 ms.

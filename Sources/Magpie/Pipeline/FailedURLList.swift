@@ -62,7 +62,8 @@ public final class FailedURLList: Sendable {
     ///
     /// Failures that depend on the request rather than the URL are not permanent either: size
     /// limits (another caller may allow more or decode smaller), a refused redirect (the handler
-    /// is per request), 401/403 (credentials come from the request modifier).
+    /// is per request), 401/403 (credentials come from the request modifier), a refusal by the network access policy
+    /// (it depends on the DNS answer of the moment, and refusing again costs no request).
     public static func isPermanent(_ error: MagpieError) -> Bool {
         if error.isTransient || error.isCancellation { return false }
         if let status = error.statusCode, status == 401 || status == 403 { return false }
@@ -70,6 +71,7 @@ public final class FailedURLList: Sendable {
         switch error {
         case .requestFailed(reason: .recentlyFailed), .requestFailed(reason: .cancelledByModifier),
             .requestFailed(reason: .dataProviderFailed), .requestFailed(reason: .redirectRefused),
+            .requestFailed(reason: .networkAccessRefused),
             .responseFailed(reason: .tooLarge), .processingFailed, .cacheFailed, .encodingFailed:
             return false
         default:

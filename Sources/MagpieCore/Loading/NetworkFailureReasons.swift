@@ -28,6 +28,10 @@ extension MagpieError {
         case redirectLoop(URL, chain: [URL])
         /// The redirect handler refused to follow `location`, or `location` is not an `http`/`https` URL.
         case redirectRefused(URL, location: URL)
+        /// The downloader's network access policy refused the URL (the request's, or a redirect's target) before
+        /// anything was sent: an internal address, a URL outside the allowed sources, or not `http`/`https`. `reason`
+        /// is for logs (`127.0.0.1 is loopback`); it names addresses, so do not show it to whoever chose the URL.
+        case networkAccessRefused(URL, reason: String)
         /// An ``ImageDataProvider`` (local file, base64, raw data) failed; `message` says why.
         case dataProviderFailed(cacheKey: String, message: String)
         /// Refused before it was sent: the URL is on the manager's failed-URL list; `previous` is the error it failed
@@ -105,7 +109,7 @@ extension MagpieError.RequestFailureReason: CustomStringConvertible {
         case .unsupportedScheme(let url), .cancelledByModifier(let url), .cancelled(let url),
             .timedOut(let url, _), .connectionFailed(let url, _), .tlsFailed(let url, _),
             .tooManyRedirects(let url, _), .redirectLoop(let url, _), .redirectRefused(let url, _),
-            .recentlyFailed(let url, _):
+            .networkAccessRefused(let url, _), .recentlyFailed(let url, _):
             url
         }
     }
@@ -126,6 +130,7 @@ extension MagpieError.RequestFailureReason: CustomStringConvertible {
             "redirect loop from \(url.absoluteString): "
                 + chain.dropFirst().map { $0 == url ? "back to it" : $0.absoluteString }.joined(separator: " -> ")
         case .redirectRefused(let url, let location): "redirect from \(url.absoluteString) to \(location.absoluteString) refused"
+        case .networkAccessRefused(let url, let reason): "network access to \(url.absoluteString) refused: \(reason)"
         case .dataProviderFailed(let key, let message):
             Self.names(message, key) ? message : "data provider \(key) failed: \(message)"
         case .recentlyFailed(_, let previous): "failed recently, not retried: \(previous)"

@@ -85,7 +85,7 @@ struct HostileResponseTests {
 
     @Test func crossOriginRedirectKeepsOnlyContentNegotiationHeaders() async throws {
         let transfer = HTTPTransfer(
-            client: HTTPClient.shared, configuration: .init(), request: ImageRequest(url: URL(string: "http://a.example/x.png")!),
+            client: HTTPClient.shared, networkGuard: nil, configuration: .init(), request: ImageRequest(url: URL(string: "http://a.example/x.png")!),
             timeout: .seconds(1), redirectHandler: nil, validators: nil, spoolDirectory: nil, onSend: { _ in }, onResponse: { _ in },
             onProgress: { _, _ in })
         var request = ImageRequest(url: URL(string: "http://a.example/x.png")!)
