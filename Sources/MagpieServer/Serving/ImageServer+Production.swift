@@ -19,7 +19,9 @@ extension ImageServer {
         let options = request.options
         let decoding = decodingOptions(for: options)
         let fetchStart = ContinuousClock.now
-        let retrieved = try await manager.retrieveImage(
+        let pipeline: ImageManager
+        if case .provider = source { pipeline = localManager } else { pipeline = manager }
+        let retrieved = try await pipeline.retrieveImage(
             with: source,
             options: [
                 .decodingOptions(decoding), .respectCacheControl, .memoryCacheWrites(false), .memoryCacheReads(false),

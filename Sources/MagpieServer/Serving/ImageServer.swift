@@ -16,8 +16,10 @@ import Foundation
 public final class ImageServer: Sendable {
     /// The settings it was made with.
     public let configuration: ImageServerConfiguration
-    /// The pipeline that fetches and decodes sources (its cache holds their bytes).
+    /// The pipeline that fetches and decodes remote sources (its cache holds their bytes), behind the SSRF guard.
     public let manager: ImageManager
+    /// The pipeline for `local:///` sources: no network at all, so the guard (which refuses files) is not in the way.
+    let localManager: ImageManager
     /// Counters and histograms, rendered at `/metrics`.
     public let metrics: ServerMetrics
     let logger: Logger
@@ -56,6 +58,11 @@ public final class ImageServer: Sendable {
             }
             networks.append(network)
         }
+        do {
+            try ServeOptions.validate(presets: configuration.presets)
+        } catch {
+            throw ImageServerConfigurationError(message: "preset: \(error.message)")
+        }
         sources = SourcePolicy(allowedPrefixes: configuration.allowedSourcePrefixes, localRoot: configuration.localRoot)
         if let root = configuration.localRoot, sources.localRoot == nil {
             throw ImageServerConfigurationError(message: "local root \"\(root)\" does not exist")
@@ -78,6 +85,7 @@ public final class ImageServer: Sendable {
             allowedNetworks: networks, allowedSourcePrefixes: configuration.allowedSourcePrefixes)
         download.logger = logger
         manager = ImageManager(downloader: ImageDownloader(name: "magpie.server", configuration: download), cache: cache)
+        localManager = ImageManager(loader: DataProviderLoader(), cache: cache)
         memory = ResultMemoryCache(capacity: configuration.memoryCacheSize)
         admission = JobAdmission(workers: configuration.workers, queueLength: configuration.effectiveQueueLength)
         metrics = ServerMetrics()
@@ -181,6 +189,8 @@ public final class ImageServer: Sendable {
     /// Stops the pipeline and flushes the caches; call after the HTTP server stopped taking requests.
     public func shutdown() async {
         await manager.shutdown()
+        await localManager.shutdown()
+        try? await manager.downloader?.shutdown()
         try? await results.flush()
     }
 }

@@ -72,13 +72,13 @@ struct ImageServerFailureTests {
     }
 
     @Test func aRedirectFromAnAllowedOriginToARefusedAddressIsRefused() async throws {
-        var redirect = OriginAsset(bytes: [], contentType: "text/plain")
-        redirect.failureStatus = 302
-        redirect.headers = ["Location": "http://169.254.169.254/latest/meta-data"]
-        try await ServerFixture.with(extraAssets: ["jump.jpg": redirect], configure: { $0.allowedNetworks = ["127.0.0.1/32"] }) { fixture in
-            let answer = try await fixture.request(fixture.imagePath("jump.jpg"))
+        try await ServerFixture.with(configure: { $0.allowedNetworks = ["127.0.0.1/32"] }) { fixture in
+            let target = "http://169.254.169.254/latest/meta-data".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let source = fixture.origin.url("/to?location=" + target).addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let answer = try await fixture.request(fixture.signed("/resize:10x10:fit/plain/" + source))
             #expect(answer.status == 403)
-            #expect(fixture.origin.requestCount(path: "/img/jump.jpg") == 1)
+            #expect(!answer.text.contains("169.254"))
+            #expect(fixture.origin.requestCount(path: "/to") == 1)
         }
     }
 
