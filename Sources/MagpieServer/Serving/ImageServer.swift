@@ -114,7 +114,8 @@ public final class ImageServer: Sendable {
             } catch {
                 let failure = (error as? ServerFailure) ?? ServerFailure(status: 500, message: "internal error")
                 if let kind = failure.originErrorKind { metrics.originError(kind) }
-                if failure.status >= 500 && failure.status != 503 && failure.status != 504 && failure.status != 502 {
+                // Origin failures and overload are the access log's business; a 500 is ours and needs its detail.
+                if failure.status == 500 {
                     logger.error("request failed", metadata: ["error": "\(error)"])
                 }
                 response = failureResponse(failure, method: request.method)
