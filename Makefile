@@ -1,5 +1,5 @@
 # Shortcuts; each target is one script in scripts/.
-.PHONY: demo test bench fuzz sanitize soak
+.PHONY: demo test bench fuzz sanitize soak bench-serve
 demo:
 	scripts/demo
 test:
@@ -12,3 +12,5 @@ sanitize:
 	scripts/sanitize
 soak:
 	scripts/soak
+bench-serve:
+	scripts/bench-serve

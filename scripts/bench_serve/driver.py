@@ -1,0 +1,954 @@
+#!/usr/bin/env python3
+"""The measuring half of scripts/bench-serve (which installs the peers, prepares the images and builds magpie, then
+runs this with absolute paths). Standard library only.
+
+Starts the servers (an nginx origin for the sources, thumbor, magpie serve, an nginx serving magpie's results
+statically), checks that each answers every format with an image of the right kind and size, runs wrk cells side by
+side (cold: every request a distinct source URL; cached: a few URLs again and again), times libvips' vipsthumbnail as
+the floor, soaks a fresh magpie with mixed load, samples every server's RSS twice a second, and prints a Markdown
+section to stdout. Progress goes to stderr. Exit status 1 when a server fails to start, dies, answers a check wrongly,
+or answers anything but 2xx (or a socket error) during a measured run.
+"""
+import argparse
+import base64
+import hashlib
+import hmac
+import http.client
+import json
+import os
+import re
+import resource
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+FORMATS = {  # name: (magpie format option, thumbor format filter, file extension, magic test)
+    "jpeg": ("jpeg", "jpeg", "jpg", lambda b: b[:3] == b"\xff\xd8\xff"),
+    "webp": ("webp", "webp", "webp", lambda b: b[:4] == b"RIFF" and b[8:12] == b"WEBP"),
+    "avif": ("avif", "avif", "avif", lambda b: b[4:8] == b"ftyp" and b[8:12] in (b"avif", b"avis")),
+}
+LABEL = {"jpeg": "JPEG", "webp": "WebP", "avif": "AVIF"}
+SIZE = 512
+QUALITY = 80
+
+
+def say(message):
+    print(f"bench-serve: {message}", file=sys.stderr, flush=True)
+
+
+class Failure(Exception):
+    pass
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port, process, seconds=60):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            return False
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return True
+        except OSError:
+            time.sleep(0.1)
+    return False
+
+
+# ---------------------------------------------------------------------------------------------------- processes
+
+
+def process_tree(root):
+    """root and all its descendants, from /proc."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    tree, queue = [], [root]
+    while queue:
+        pid = queue.pop()
+        tree.append(pid)
+        queue.extend(children.get(pid, []))
+    return tree
+
+
+def status_kib(pid, field):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def busy_seconds():
+    """CPU time the machine's processes have used (user, nice, system) plus time stolen by the hypervisor, from
+    /proc/stat; interrupts are left out (loopback traffic is ours)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]] + [0] * 8
+    return (fields[0] + fields[1] + fields[2] + fields[7]) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pids):
+    total = 0
+    tick = os.sysconf("SC_CLK_TCK")
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+            fields = stat[stat.rindex(")") + 2:].split()
+            total += sum(int(x) for x in fields[11:15])  # utime, stime, and those of reaped children
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / tick
+
+
+class RSSSampler(threading.Thread):
+    """Every 0.5 s, the summed VmRSS of each watched server's process tree (MiB), its peak over the whole run and per
+    phase, and (for the soak) every sample with its time."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.lock = threading.Lock()
+        self.watched = {}  # name -> pid
+        self.peak = {}
+        self.phase_peak = {}  # (name, phase) -> MiB
+        self.phase = "start"
+        self.timeline = {}  # name -> [(t, MiB)]
+        self.stopping = threading.Event()
+
+    def watch(self, name, pid, timeline=False):
+        with self.lock:
+            self.watched[name] = pid
+            if timeline:
+                self.timeline[name] = []
+
+    def unwatch(self, name):
+        with self.lock:
+            self.watched.pop(name, None)
+
+    def sample(self):
+        now = time.monotonic()
+        with self.lock:
+            watched = dict(self.watched)
+        for name, pid in watched.items():
+            rss = sum(status_kib(p, "VmRSS") for p in process_tree(pid)) / 1024
+            if rss <= 0:
+                continue
+            with self.lock:
+                self.peak[name] = max(self.peak.get(name, 0), rss)
+                key = (name, self.phase)
+                self.phase_peak[key] = max(self.phase_peak.get(key, 0), rss)
+                if name in self.timeline:
+                    self.timeline[name].append((now, rss))
+
+    def run(self):
+        while not self.stopping.wait(0.5):
+            self.sample()
+
+
+class Server:
+    def __init__(self, name, argv, log, env=None, ready_line=None, port=None, cwd=None):
+        self.name = name
+        self.log_path = log
+        self.log = open(log, "wb")
+        self.process = subprocess.Popen(
+            argv, stdout=subprocess.PIPE if ready_line else self.log, stderr=self.log, env=env, cwd=cwd,
+            start_new_session=True)
+        self.port = port
+        self.ready_line = ready_line
+        self.argv = argv
+
+    def wait_ready(self, seconds=90):
+        if self.ready_line:
+            deadline = time.monotonic() + seconds
+            result = {}
+
+            def reader():  # goes on draining stdout into the log after the line (the pipe must not fill up)
+                for raw in self.process.stdout:
+                    match = re.search(self.ready_line, raw.decode(errors="replace"))
+                    if match and "port" not in result:
+                        result["port"] = int(match.group(1))
+                    try:
+                        self.log.write(raw)
+                        self.log.flush()
+                    except ValueError:  # the log was closed: the server has been stopped
+                        return
+
+            threading.Thread(target=reader, daemon=True).start()
+            while time.monotonic() < deadline and "port" not in result and self.process.poll() is None:
+                time.sleep(0.05)
+            if "port" not in result:
+                return False
+            self.port = result["port"]
+        elif not wait_for_port(self.port, self.process, seconds):
+            return False
+        return self.process.poll() is None
+
+    def alive(self):
+        return self.process.poll() is None
+
+    def tail(self, lines=15):
+        try:
+            with open(self.log_path, "rb") as f:
+                return "\n".join(f.read().decode(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def hwm_mib(self):
+        return sum(status_kib(p, "VmHWM") for p in [self.process.pid]) / 1024
+
+    def stop(self, timeout=40):
+        self.stop_seconds = 0
+        if self.process.poll() is None:
+            try:
+                started = time.monotonic()
+                self.process.send_signal(signal.SIGTERM)
+                self.process.wait(timeout)
+                self.stop_seconds = time.monotonic() - started
+            except subprocess.TimeoutExpired:
+                say(f"{self.name} did not stop within {timeout} s of SIGTERM: killing it")
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        self.log.close()
+        return self.process.returncode
+
+
+# ---------------------------------------------------------------------------------------------------- URLs
+
+
+class Magpie:
+    def __init__(self, key, salt):
+        self.key = key
+        self.salt = salt
+
+    def path(self, fmt, source, size=SIZE):
+        tail = f"/resize:{size}x{size}:fit/quality:{QUALITY}/format:{FORMATS[fmt][0]}/plain/" + \
+            urllib.parse.quote(source, safe="")
+        digest = hmac.new(self.key, self.salt + tail.encode(), hashlib.sha256).digest()
+        return "/" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode() + tail
+
+
+def thumbor_path(fmt, source, size=SIZE):
+    return f"/unsafe/fit-in/{size}x{size}/filters:quality({QUALITY}):format({FORMATS[fmt][1]})/" + \
+        urllib.parse.quote(source, safe=":/")
+
+
+def fetch(url, timeout=120):
+    request = urllib.request.Request(url, headers={"User-Agent": "bench-serve"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            return answer.status, dict(answer.headers), answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+    except (OSError, http.client.HTTPException) as error:
+        raise Failure(f"GET {url} failed: {error!r}")
+
+
+def image_size(data, work):
+    """(width, height) of an encoded image, from vipsheader."""
+    probe = os.path.join(work, "probe.bin")
+    with open(probe, "wb") as f:
+        f.write(data)
+    out = subprocess.run(["vipsheader", "-f", "width", probe], capture_output=True, text=True)
+    out2 = subprocess.run(["vipsheader", "-f", "height", probe], capture_output=True, text=True)
+    try:
+        return int(out.stdout.strip()), int(out2.stdout.strip())
+    except ValueError:
+        return None
+
+
+# ---------------------------------------------------------------------------------------------------- wrk
+
+
+class WrkResult:
+    def __init__(self, data, server_cpu, output):
+        self.data = data
+        self.requests = data["requests"]
+        self.seconds = data["duration_us"] / 1e6
+        self.rps = self.requests / self.seconds if self.seconds else 0
+        self.p50 = data["p50_us"] / 1000
+        self.p99 = data["p99_us"] / 1000
+        self.non2xx = data["status"]
+        self.socket_errors = data["connect"] + data["read"] + data["write"] + data["timeout"]
+        self.repeated = data["repeated"]
+        self.statuses = data.get("statuses", {})
+        self.cpu = server_cpu / self.seconds * 100 if self.seconds else 0
+        self.output = output
+
+    def problems(self):
+        found = []
+        if self.non2xx:
+            bad = {k: v for k, v in self.statuses.items() if not k.startswith("2")}
+            found.append(f"{self.non2xx} non-2xx answers" + (f" {bad}" if bad else ""))
+        if self.socket_errors:
+            d = self.data
+            found.append(f"socket errors: connect {d['connect']}, read {d['read']}, write {d['write']}, "
+                         f"timeout {d['timeout']}")
+        if self.requests == 0:
+            found.append("no request completed")
+        return found
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.work = args.work
+        self.cores = args.cores
+        self.connections = args.connections
+        self.threads = max(1, min(self.cores, self.connections))
+        self.sampler = RSSSampler()
+        self.servers = []
+        self.failures = []
+        self.notes = []
+        self.results = {}  # (fmt, mode, server) -> [WrkResult]
+        self.floor = {}  # fmt -> images/s
+        self.serial = 0
+        self.images = sorted(f for f in os.listdir(args.images) if f.lower().endswith((".jpg", ".jpeg")))
+        if len(self.images) < 4:
+            raise Failure(f"fewer than 4 images in {args.images}")
+        self.magpie_url = None
+        self.thumbor_url = None
+        self.static_url = None
+        self.magpie_server = None
+        self.formats = args.formats
+        self.thumbor_formats = [f for f in args.formats if f not in args.thumbor_skip.split(",")]
+        for fmt in args.formats:
+            if fmt not in self.thumbor_formats:
+                self.notes.append(f"thumbor's Pillow cannot write {LABEL[fmt]}: its {LABEL[fmt]} cells were skipped")
+        self.paths_dir = os.path.join(self.work, "paths")
+        shutil.rmtree(self.paths_dir, ignore_errors=True)
+        os.makedirs(self.paths_dir)
+        self.key = secrets.token_bytes(32)
+        self.salt = secrets.token_bytes(16)
+        self.magpie = Magpie(self.key, self.salt)
+        self.hwm = {}
+        self.cold_rate_hint = 0
+        self.sizes = {}
+        self.soak = None
+        self.memory_cache = {}
+        self.origin_url = None
+        self.origin = None
+
+    # --- servers
+
+    def start(self, server, watch=None, timeline=False):
+        self.servers.append(server)
+        say(f"starting {server.name}")
+        if not server.wait_ready():
+            self.failures.append(f"{server.name} did not start (exit status {server.process.poll()}); "
+                                 f"log {server.log_path}:\n{server.tail()}")
+            server.stop(5)
+            return False
+        self.sampler.watch(watch or server.name, server.process.pid, timeline)
+        return True
+
+    def stop(self, server, name=None):
+        name = name or server.name
+        self.hwm[name] = max(self.hwm.get(name, 0), server.hwm_mib())
+        self.sampler.sample()
+        self.sampler.unwatch(name)
+        alive = server.alive()
+        status = server.stop()
+        if not alive:
+            self.failures.append(f"{server.name} had died (exit status {status}) before it was stopped; log "
+                                 f"{server.log_path}:\n{server.tail()}")
+        elif server.name.startswith("magpie"):
+            if status not in (0, -signal.SIGTERM, 143):
+                self.failures.append(f"{server.name} exited with status {status} on SIGTERM; log {server.log_path}:\n"
+                                     f"{server.tail()}")
+            if server.stop_seconds > 5:
+                self.notes.append(f"{server.name} took {server.stop_seconds:.1f} s to stop after SIGTERM (idle)")
+
+    def nginx_conf(self, name, port, root, workers):
+        folder = os.path.join(self.work, name)
+        os.makedirs(os.path.join(folder, "tmp"), exist_ok=True)
+        conf = os.path.join(folder, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(f"""# made by scripts/bench-serve
+worker_processes {workers};
+daemon off;
+master_process on;
+pid {folder}/nginx.pid;
+error_log {folder}/error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 1000000;
+    keepalive_timeout 75s;
+    open_file_cache max=1000 inactive=60s;
+    open_file_cache_valid 60s;
+    types {{ image/jpeg jpg; image/webp webp; image/avif avif; }}
+    default_type application/octet-stream;
+    client_body_temp_path {folder}/tmp; proxy_temp_path {folder}/tmp; fastcgi_temp_path {folder}/tmp;
+    uwsgi_temp_path {folder}/tmp; scgi_temp_path {folder}/tmp;
+    server {{
+        listen 127.0.0.1:{port};
+        root {root};
+    }}
+}}
+""")
+        return conf
+
+    def start_nginx(self, name, root, workers):
+        port = free_port()
+        conf = self.nginx_conf(name, port, root, workers)
+        server = Server(name, [self.args.nginx, "-c", conf, "-p", os.path.dirname(conf)],
+                        os.path.join(self.work, f"{name}.log"), port=port)
+        return server if self.start(server) else None
+
+    def start_magpie(self, name, cache):
+        shutil.rmtree(cache, ignore_errors=True)
+        os.makedirs(cache)
+        argv = [self.args.magpie, "serve", "--host", "127.0.0.1", "--port", "0", "--key", self.key.hex(),
+                "--salt", self.salt.hex(), "--allow-network", "127.0.0.0/8", "--cache-dir", cache,
+                "--workers", str(self.cores), "--local-root", self.args.images] + self.args.magpie_arg
+        server = Server(name, argv, os.path.join(self.work, f"{name}.log"),
+                        ready_line=r"listening on http://127\.0\.0\.1:(\d+)")
+        return server if self.start(server, timeline=(name == "magpie-soak")) else None
+
+    # --- checks
+
+    def check(self, server_name, base, path, fmt, save_as=None):
+        status, headers, body = fetch(base + path)
+        lower = {k.lower(): v for k, v in headers.items()}
+        if status != 200:
+            raise Failure(f"{server_name} answered {status} for {fmt} ({base}{path}): {body[:300]!r}")
+        if not FORMATS[fmt][3](body):
+            raise Failure(f"{server_name} answered a {fmt} request with other bytes (Content-Type "
+                          f"{lower.get('content-type')}, starting {body[:16]!r}): {base}{path}")
+        size = image_size(body, self.work)
+        if not size or max(size) != SIZE:
+            raise Failure(f"{server_name} answered a {fmt} request with an image of {size}, not fit in "
+                          f"{SIZE}x{SIZE}: {base}{path}")
+        if save_as:
+            os.makedirs(os.path.dirname(save_as), exist_ok=True)
+            with open(save_as, "wb") as f:
+                f.write(body)
+        return len(body), lower
+
+    def memory_cache_mib(self, base):
+        """What magpie's result memory cache says it holds (its /metrics gauge), in MiB; None when not exposed."""
+        try:
+            status, _, body = fetch(base + "/metrics", timeout=10)
+        except Failure:
+            return None
+        match = re.search(rb"^magpie_server_memory_cache_bytes\s+([0-9.e+]+)", body, re.M)
+        return float(match.group(1)) / 2**20 if status == 200 and match else None
+
+    # --- wrk
+
+    def write_paths(self, name, paths):
+        file = os.path.join(self.paths_dir, name + ".txt")
+        with open(file, "w") as f:
+            f.write("\n".join(paths) + "\n")
+        return file
+
+    def cold_sources(self, count):
+        sources = []
+        for _ in range(count):
+            self.serial += 1
+            image = self.images[self.serial % len(self.images)]
+            sources.append(f"{self.origin_url}/{image}?n={self.serial}")
+        return sources
+
+    def wrk(self, base, files, seconds, server, count_statuses):
+        env = dict(os.environ, BENCH_COUNT_STATUSES="1" if count_statuses else "0")
+        argv = [self.args.wrk, "-t", str(self.threads), "-c", str(self.connections), "-d", f"{seconds}s",
+                "--timeout", "30s", "-s", self.args.lua, base, "--", str(self.threads)] + files
+        ours = lambda: cpu_seconds(process_tree(server.process.pid))
+        origin = lambda: cpu_seconds(process_tree(self.origin.process.pid)) if self.origin else 0
+        children = lambda: sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2])
+        cpu0, origin0, wrk0, busy0 = ours(), origin(), children(), busy_seconds()
+        out = subprocess.run(argv, capture_output=True, text=True, env=env)
+        cpu1, origin1, wrk1, busy1 = ours(), origin(), children(), busy_seconds()
+        # Whatever else ran on the machine meanwhile (neither the server, the origin nor wrk), in % of one core.
+        other = (busy1 - busy0) - (cpu1 - cpu0) - (origin1 - origin0) - (wrk1 - wrk0)
+        line = next((l for l in out.stdout.splitlines() if l.startswith("BENCH ")), None)
+        if out.returncode != 0 or not line:
+            raise Failure(f"wrk failed (status {out.returncode}): {out.stdout[-500:]} {out.stderr[-500:]}")
+        result = WrkResult(json.loads(line[6:]), cpu1 - cpu0, out.stdout)
+        result.other = max(0.0, other) / result.seconds * 100 if result.seconds else 0
+        return result
+
+    def cell(self, fmt, mode, name, server, base, files, seconds, count_statuses):
+        say(f"{mode} {fmt}: {name} for {seconds} s")
+        self.sampler.phase = mode
+        result = self.wrk(base, files, seconds, server, count_statuses)
+        self.sampler.phase = "idle"
+        self.results.setdefault((fmt, mode, name), []).append(result)
+        for problem in result.problems():
+            self.failures.append(f"{name}, {mode} {fmt}: {problem}")
+        if result.repeated and mode != "cached":
+            self.notes.append(f"{name}, {mode} {fmt}: the path list ran out, {result.repeated} requests repeated a "
+                              "path (those may have been cache hits)")
+        if not server.alive():
+            raise Failure(f"{name} died during the {mode} {fmt} run (exit status {server.process.poll()}); log "
+                          f"{server.log_path}:\n{server.tail()}")
+        say(f"  {result.rps:.1f} req/s, p50 {result.p50:.1f} ms, p99 {result.p99:.1f} ms, server CPU "
+            f"{result.cpu:.0f} %, other processes {result.other:.0f} %")
+        return result
+
+    # --- libvips floor
+
+    def vips_floor(self, fmt):
+        seconds = self.args.duration
+        out_dir = os.path.join(self.work, "vips-out")
+        links = os.path.join(self.work, "vips-in")
+        shutil.rmtree(out_dir, ignore_errors=True)
+        shutil.rmtree(links, ignore_errors=True)
+        os.makedirs(out_dir)
+        os.makedirs(links)
+        suffix = {"jpeg": f"jpg[Q={QUALITY},strip]", "webp": f"webp[Q={QUALITY},strip]",
+                  # heifsave effort = 9 - speed: effort 1 is aom speed 8, what magpie serve and thumbor use here.
+                  "avif": f"avif[Q={QUALITY},effort=1,strip]"}[fmt]
+        env = dict(os.environ, VIPS_CONCURRENCY="1")
+        serial = [0]
+
+        def inputs(count):
+            names = []
+            for _ in range(count):
+                serial[0] += 1
+                image = self.images[serial[0] % len(self.images)]
+                link = os.path.join(links, f"{serial[0]}-{image}")
+                os.link(os.path.join(self.args.images, image), link)
+                names.append(link)
+            return names
+
+        def run(batches):
+            shutil.rmtree(out_dir, ignore_errors=True)
+            os.makedirs(out_dir)
+            started = time.monotonic()
+            procs = [subprocess.Popen([self.args.vipsthumbnail, "--vips-cache-max", "0", "-s", f"{SIZE}x{SIZE}",
+                                       "-o", os.path.join(out_dir, "%s." + suffix)] + batch, env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                     for batch in batches]
+            for p in procs:
+                _, err = p.communicate()
+                if p.returncode != 0:
+                    raise Failure(f"vipsthumbnail failed for {fmt}: {err.decode(errors='replace')[-300:]}")
+            return time.monotonic() - started
+
+        # Calibrate with each image once per process, then size each process's batch for `seconds` (again if the
+        # estimate fell well short).
+        calibration = len(self.images)
+        rate = calibration / max(run([inputs(calibration) for _ in range(self.cores)]), 0.01)
+        for _ in range(3):
+            per_process = max(calibration, int(seconds * rate))
+            count = per_process * self.cores
+            elapsed = run([inputs(per_process) for _ in range(self.cores)])
+            rate = per_process / max(elapsed, 0.01)
+            if elapsed >= 0.7 * seconds:
+                break
+        produced = [n for n in os.listdir(out_dir) if n.endswith("." + FORMATS[fmt][2])]
+        if len(produced) < count:
+            raise Failure(f"vipsthumbnail made {len(produced)} of {count} {fmt} files")
+        self.floor[fmt] = count / elapsed
+        say(f"vips floor {fmt}: {count} images in {elapsed:.1f} s, {self.floor[fmt]:.1f} images/s")
+        shutil.rmtree(links, ignore_errors=True)
+
+    # --- the run
+
+    def run(self):
+        a = self.args
+        self.sampler.start()
+        load_start = open("/proc/loadavg").read().split()[:3]
+        try:
+            self.measure()
+        except Failure as failure:
+            self.failures.append(str(failure))
+        finally:
+            for server in reversed(self.servers):
+                if server.process.poll() is None:
+                    self.hwm[server.name] = max(self.hwm.get(server.name, 0), server.hwm_mib())
+                    server.stop()
+            self.sampler.stopping.set()
+            # The servers' caches and the path lists can reach gigabytes; the logs and nginx's files stay.
+            for folder in ("magpie-cache", "magpie-soak-cache", "vips-out", "vips-in", "paths"):
+                shutil.rmtree(os.path.join(self.work, folder), ignore_errors=True)
+        load_end = open("/proc/loadavg").read().split()[:3]
+        self.report(load_start, load_end)
+        return 1 if self.failures else 0
+
+    def measure(self):
+        a = self.args
+        if a.vipsthumbnail:
+            for fmt in self.formats:
+                self.vips_floor(fmt)
+        else:
+            self.notes.append("vipsthumbnail unavailable: the libvips floor was skipped")
+
+        origin = self.origin = self.start_nginx("nginx-origin", a.images, 1)
+        if not origin:
+            raise Failure("the nginx origin did not start: nothing to measure")
+        self.origin_url = f"http://127.0.0.1:{origin.port}"
+        for image in self.images:
+            status, _, _ = fetch(f"{self.origin_url}/{image}?n=0")
+            if status != 200:
+                raise Failure(f"the nginx origin answered {status} for {image} (can its workers read {a.images}?)")
+
+        thumbor = None
+        if a.thumbor:
+            port = free_port()
+            env = dict(os.environ, BENCH_THREADS=str(self.cores))
+            thumbor = Server("thumbor", [a.thumbor, "--ip", "127.0.0.1", "--port", str(port), "--conf",
+                                         a.thumbor_conf, "-l", "warning"],
+                             os.path.join(self.work, "thumbor.log"), env=env, port=port)
+            if not self.start(thumbor):
+                thumbor = None
+            else:
+                self.thumbor_url = f"http://127.0.0.1:{port}"
+        else:
+            self.notes.append("thumbor unavailable: its cells were skipped")
+
+        magpie = None
+        if a.magpie:
+            magpie = self.start_magpie("magpie", os.path.join(self.work, "magpie-cache"))
+            if magpie:
+                self.magpie_url = f"http://127.0.0.1:{magpie.port}"
+        else:
+            self.notes.append("magpie not built (--peers-only): its cells were skipped")
+
+        # One check per server and format (also the servers' warm-up), before anything is measured.
+        static_root = os.path.join(self.work, "static")
+        shutil.rmtree(static_root, ignore_errors=True)
+        for fmt in self.formats:
+            for i in range(2):
+                source = f"{self.origin_url}/{self.images[i]}?n=check{i}"
+                if thumbor and fmt in self.thumbor_formats:
+                    n, _ = self.check("thumbor", self.thumbor_url, thumbor_path(fmt, source), fmt)
+                    self.sizes.setdefault(("thumbor", fmt), []).append(n)
+                if magpie:
+                    n, _ = self.check("magpie", self.magpie_url, self.magpie.path(fmt, source), fmt)
+                    self.sizes.setdefault(("magpie", fmt), []).append(n)
+
+        # Cold: each request its own source URL (a distinct ?n= on the origin), so neither server has anything
+        # cached; magpie and thumbor alternate, format by format.
+        per_cell = a.duration * a.max_rate + 200
+        for run in range(a.runs):
+            for fmt in self.formats:
+                for name, server, base, make in (("magpie", magpie, self.magpie_url, self.magpie.path),
+                                                 ("thumbor", thumbor, self.thumbor_url, thumbor_path)):
+                    if not server or (name == "thumbor" and fmt not in self.thumbor_formats):
+                        continue
+                    paths = [make(fmt, s) for s in self.cold_sources(per_cell)]
+                    file = self.write_paths(f"cold-{name}-{fmt}-{run}", paths)
+                    result = self.cell(fmt, "cold", name, server, base, [file], a.duration, True)
+                    if name == "magpie":
+                        self.cold_rate_hint = max(self.cold_rate_hint, result.rps)
+        # Cached: every image once per format (the warm-up pass, whose answers nginx then serves as files), then
+        # the same URLs again and again, magpie and nginx alternating. Without magpie (--peers-only) nginx serves
+        # thumbor's answers instead, so that its cells still run.
+        cached = {}
+        for fmt in self.formats:
+            ext = FORMATS[fmt][2]
+            paths = []
+            for image in self.images:
+                save_as = os.path.join(static_root, fmt, f"{image.rsplit('.', 1)[0]}.{ext}")
+                source = f"{self.origin_url}/{image}"
+                if magpie:
+                    paths.append(self.magpie.path(fmt, source))
+                    self.check("magpie", self.magpie_url, paths[-1], fmt, save_as=save_as)
+                elif thumbor and fmt in self.thumbor_formats:
+                    self.check("thumbor", self.thumbor_url, thumbor_path(fmt, source), fmt, save_as=save_as)
+            if magpie:
+                cached[("magpie", fmt)] = self.write_paths(f"cached-magpie-{fmt}", paths)
+        if not magpie and thumbor:
+            self.notes.append("without magpie, nginx served thumbor's results in the cached cells")
+        if thumbor:
+            self.stop(thumbor)
+        static = None
+        if os.path.isdir(static_root):
+            static = self.start_nginx("nginx-static", static_root, self.cores)
+        if static:
+            self.static_url = f"http://127.0.0.1:{static.port}"
+            for fmt in self.formats:
+                if not os.path.isdir(os.path.join(static_root, fmt)):
+                    continue
+                paths = [f"/{fmt}/{image.rsplit('.', 1)[0]}.{FORMATS[fmt][2]}" for image in self.images]
+                for path in paths[:1]:
+                    self.check("nginx", self.static_url, path, fmt)
+                cached[("nginx", fmt)] = self.write_paths(f"cached-nginx-{fmt}", paths)
+        for run in range(a.runs):
+            for fmt in self.formats:
+                for name, server, base in (("magpie", magpie, self.magpie_url), ("nginx", static, self.static_url)):
+                    if server and (name, fmt) in cached:
+                        self.cell(fmt, "cached", name, server, base, [cached[(name, fmt)]], a.duration, False)
+        if static:
+            self.stop(static)
+        if magpie:
+            self.memory_cache["magpie"] = self.memory_cache_mib(self.magpie_url)
+            self.stop(magpie)
+
+        # Soak: a fresh magpie, mixed load (every other request a new source, the others the cached URLs of every
+        # format) for --soak-minutes, RSS sampled all along.
+        if magpie and a.soak_minutes > 0:
+            self.run_soak()
+        self.stop(origin)
+
+    def run_soak(self):
+        a = self.args
+        seconds = max(10, int(round(a.soak_minutes * 60)))
+        server = self.start_magpie("magpie-soak", os.path.join(self.work, "magpie-soak-cache"))
+        if not server:
+            return
+        base = f"http://127.0.0.1:{server.port}"
+        cached = []
+        for fmt in self.formats:
+            for image in self.images:
+                path = self.magpie.path(fmt, f"{self.origin_url}/{image}")
+                self.check("magpie-soak", base, path, fmt)
+                cached.append(path)
+        rate = self.cold_rate_hint or a.max_rate
+        count = int(rate * seconds * 1.5) + 500
+        cold = []
+        for i, source in enumerate(self.cold_sources(count)):
+            cold.append(self.magpie.path(self.formats[i % len(self.formats)], source))
+        cold_file = self.write_paths("soak-cold", cold)
+        cached_file = self.write_paths("soak-cached", cached)
+        with self.sampler.lock:
+            self.sampler.timeline["magpie-soak"] = []
+        started = time.monotonic()
+        result = self.cell("mixed", "soak", "magpie-soak", server, base, [cold_file, cached_file], seconds, True)
+        self.memory_cache["magpie-soak"] = self.memory_cache_mib(base)
+        timeline = [(t - started, rss) for t, rss in self.sampler.timeline.get("magpie-soak", [])]
+        self.stop(server)
+        reference = min(60.0, seconds / 2)
+
+        def around(at):
+            window = [rss for t, rss in timeline if at - 2.5 <= t <= at + 0.01]
+            if not window:
+                window = [min(timeline, key=lambda s: abs(s[0] - at))[1]] if timeline else [0]
+            return statistics.mean(window)
+
+        end = min(seconds, max((t for t, _ in timeline), default=0))
+        minutes = [(m, around(m * 60)) for m in range(1, int(end // 60) + 1)]
+        self.soak = {"seconds": seconds, "reference": reference, "end": end, "first": around(reference),
+                     "last": around(end), "result": result, "minutes": minutes,
+                     "peak": max((r for _, r in timeline), default=0)}
+
+    # --- report
+
+    def best(self, fmt, mode, name):
+        runs = self.results.get((fmt, mode, name))
+        if not runs:
+            return None
+        return sorted(runs, key=lambda r: r.rps)[len(runs) // 2]  # the median run (the upper one of two)
+
+    def report(self, load_start, load_end):
+        a = self.args
+        out = []
+        w = out.append
+        w("## Image server")
+        w("")
+        w(f"`scripts/bench-serve`: `magpie serve` against thumbor {a.thumbor_version or '(not installed)'} "
+          f"(PIL engine, Pillow {a.pillow_version or '?'}, {self.cores} engine threads), nginx "
+          f"{a.nginx_version or '?'} and libvips {a.vips_version or '?'}, with wrk on the same machine "
+          f"({self.cores} cores, shared by wrk, the origin and the server under test): {self.connections} "
+          f"connections, {self.threads} wrk threads, {a.duration} s per cell, {a.runs} run(s) per cell "
+          f"(the median run shown). Inputs: {len(self.images)} real photos of about 2K "
+          f"({', '.join(self.images)}), fit into {SIZE}×{SIZE}, quality {QUALITY}; AVIF at aom speed 8 for "
+          f"all (magpie serve's own setting; thumbor's AVIF_SPEED, libvips' effort 1)."
+          + (f" magpie serve ran with `{' '.join(a.magpie_arg)}` added." if a.magpie_arg else ""))
+        w("")
+        w("- **cold**: every request is a new source URL (`?n=` differs; served by an nginx origin on loopback), so "
+          "each one is fetched over HTTP, decoded, resized and encoded; thumbor keeps no source or result storage.")
+        w("- **cached**: the same "
+          f"{len(self.images)} URLs per format again and again after one warm-up pass; nginx serves the very "
+          f"files magpie answered (sendfile, open_file_cache, {self.cores} workers).")
+        w("")
+        w("| Format | Mode | Magpie req/s | Peer | Peer req/s | Ratio | p50 Magpie / peer | p99 Magpie / peer "
+          "| Target | Met |")
+        w("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | --- | --- |")
+        verdicts = []
+        for mode, peer in (("cold", "thumbor"), ("cached", "nginx")):
+            for fmt in self.formats:
+                m = self.best(fmt, mode, "magpie")
+                p = self.best(fmt, mode, peer)
+                if mode == "cold":
+                    target = 2.0 if fmt == "jpeg" else 1.0
+                    target_text = "≥ 2× thumbor" if fmt == "jpeg" else "> thumbor"
+                else:
+                    target, target_text = 0.6, "≥ 0.6× nginx"
+                ratio = m.rps / p.rps if m and p and p.rps else None
+                if ratio is None:
+                    met = "skipped"
+                elif mode == "cold" and fmt != "jpeg":
+                    met = "met" if ratio > target else "**not met**"
+                else:
+                    met = "met" if ratio >= target else "**not met**"
+                verdicts.append(met)
+                fmt_rps = lambda r: f"{r.rps:,.1f}" if r else "skipped"
+                lat = lambda r, attr: f"{getattr(r, attr):.1f}" if r else "–"
+                w(f"| {LABEL[fmt]} | {mode} | {fmt_rps(m)} | {peer} | {fmt_rps(p)} | "
+                  f"{f'{ratio:.2f}×' if ratio else '–'} | {lat(m, 'p50')} / {lat(p, 'p50')} ms | "
+                  f"{lat(m, 'p99')} / {lat(p, 'p99')} ms | {target_text} | {met} |")
+        w("")
+        if self.floor:
+            w("libvips floor (no HTTP: `vipsthumbnail -s 512x512` on the same files, "
+              f"{self.cores} processes at once with VIPS_CONCURRENCY=1, output written to disk), against the cold "
+              "cells:")
+            w("")
+            w("| Format | vips images/s | Magpie cold req/s | Magpie / floor | thumbor / floor |")
+            w("| --- | ---: | ---: | ---: | ---: |")
+            for fmt in self.formats:
+                if fmt not in self.floor:
+                    continue
+                m = self.best(fmt, "cold", "magpie")
+                t = self.best(fmt, "cold", "thumbor")
+                f = self.floor[fmt]
+                w(f"| {LABEL[fmt]} | {f:.1f} | {f'{m.rps:.1f}' if m else 'skipped'} | "
+                  f"{f'{m.rps / f:.2f}' if m else '–'} | {f'{t.rps / f:.2f}' if t else '–'} |")
+            w("")
+        # Output sizes, so speed is not bought with bigger files.
+        if self.sizes:
+            parts = []
+            for fmt in self.formats:
+                cells = []
+                for name in ("magpie", "thumbor"):
+                    sizes = self.sizes.get((name, fmt))
+                    if sizes:
+                        cells.append(f"{name} {statistics.mean(sizes) / 1024:.1f} KiB")
+                if cells:
+                    parts.append(f"{LABEL[fmt]}: " + ", ".join(cells))
+            w("Mean output size of the check requests: " + "; ".join(parts) + ".")
+            w("")
+        cpu = []
+        for (fmt, mode, name), runs in sorted(self.results.items()):
+            if mode == "soak":
+                continue
+            cpu.append(f"{name} {mode} {fmt} {statistics.mean(r.cpu for r in runs):.0f} %")
+        if cpu:
+            w("Server CPU during the cells (100 % = one core): " + ", ".join(cpu) + ".")
+            w("")
+        w("Peak RSS (VmRSS of the server and its child processes, sampled every 0.5 s, or the kernel's VmHWM of its "
+          "main process when higher):")
+        w("")
+        w("| Server | Peak RSS | during the cold cells | result memory cache at the end (magpie's /metrics) |")
+        w("| --- | ---: | ---: | ---: |")
+        peaks = {}
+        for name in ("magpie", "thumbor", "nginx-static", "nginx-origin", "magpie-soak"):
+            peak = max(self.sampler.peak.get(name, 0), self.hwm.get(name, 0))
+            if not peak:
+                continue
+            peaks[name] = peak
+            cold = self.sampler.phase_peak.get((name, "cold"))
+            held = self.memory_cache.get(name)
+            w(f"| {name} | {peak:.1f} MiB | {f'{cold:.1f} MiB' if cold else '–'} | "
+              f"{f'{held:.1f} MiB' if held is not None else '–'} |")
+        w("")
+        if "magpie" in peaks and "thumbor" in peaks:
+            ratio = peaks["magpie"] / peaks["thumbor"]
+            met = "met" if ratio <= 0.5 else "**not met**"
+            verdicts.append(met)
+            w(f"Peak RSS magpie / thumbor: {ratio:.2f} (target ≤ 0.5): {met}.")
+            w("")
+        if self.soak:
+            s = self.soak
+            r = s["result"]
+            change = (s["last"] - s["first"]) / s["first"] * 100 if s["first"] else 0
+            met = "met" if abs(change) <= 10 else "**not met**"
+            verdicts.append(met)
+            fmt_t = lambda sec: f"{int(sec // 60)}:{int(sec % 60):02d}"
+            w(f"Soak ({s['seconds'] / 60:g} min, a fresh magpie, every other request a new source in turn "
+              f"{'/'.join(LABEL[f] for f in self.formats)}, the others the cached URLs; {r.requests:,} requests, "
+              f"{r.rps:.1f} req/s, p99 {r.p99:.1f} ms): "
+              f"RSS {s['first']:.1f} MiB at {fmt_t(s['reference'])}, {s['last']:.1f} MiB at {fmt_t(s['end'])} "
+              f"({change:+.1f} %; target within 10 %): {met}. Peak {s['peak']:.1f} MiB."
+              + (" Each minute: " + ", ".join(f"{m}: {v:.1f}" for m, v in s["minutes"]) + " MiB." if len(
+                  s["minutes"]) > 1 else ""))
+            w("")
+        elif self.args.magpie and self.args.soak_minutes > 0:
+            w("Soak: not run (magpie failed earlier).")
+            w("")
+        for note in self.notes:
+            w(f"Note: {note}.")
+        if self.notes:
+            w("")
+        others = [r.other for runs in self.results.values() for r in runs]
+        busiest = max(others, default=0)
+        w(f"Load average at the start {' '.join(load_start)}, at the end {' '.join(load_end)}. Processes other than "
+          f"the servers, the origin and wrk used {statistics.mean(others) if others else 0:.0f} % of a core on "
+          f"average during the cells, {busiest:.0f} % at most"
+          + (" — **the machine was busy: these numbers are skewed**." if busiest > 20 else "."))
+        w("")
+        w(f"Command: `{a.command}`")
+        w("")
+        if self.failures:
+            w("**Failures:**")
+            w("")
+            for failure in self.failures:
+                w("- " + failure.replace("\n", "\n  "))
+            w("")
+        print("\n".join(out))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--images", required=True)
+    parser.add_argument("--lua", required=True)
+    parser.add_argument("--wrk", required=True)
+    parser.add_argument("--nginx", required=True)
+    parser.add_argument("--vipsthumbnail", default="")
+    parser.add_argument("--thumbor", default="")
+    parser.add_argument("--thumbor-conf", default="")
+    parser.add_argument("--magpie-arg", action="append", default=[], help="one more argument for magpie serve")
+    parser.add_argument("--thumbor-skip", default="", help="formats thumbor cannot write, comma-separated")
+    parser.add_argument("--magpie", default="")
+    parser.add_argument("--cores", type=int, default=os.cpu_count())
+    parser.add_argument("--connections", type=int, default=0)
+    parser.add_argument("--duration", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--soak-minutes", type=float, default=10)
+    parser.add_argument("--formats", default="jpeg,webp,avif")
+    parser.add_argument("--max-rate", type=int, default=600,
+                        help="cold requests per second a server could possibly reach (sizes the path lists)")
+    parser.add_argument("--command", default="scripts/bench-serve")
+    parser.add_argument("--thumbor-version", default="")
+    parser.add_argument("--pillow-version", default="")
+    parser.add_argument("--nginx-version", default="")
+    parser.add_argument("--vips-version", default="")
+    args = parser.parse_args()
+    args.connections = args.connections or 2 * args.cores
+    args.formats = [f for f in args.formats.split(",") if f]
+    for f in args.formats:
+        if f not in FORMATS:
+            parser.error(f"unknown format {f}")
+    args.work = os.path.abspath(args.work)
+    args.images = os.path.abspath(args.images)
+    os.makedirs(args.work, exist_ok=True)
+    try:
+        bench = Bench(args)
+    except Failure as failure:
+        say(str(failure))
+        return 1
+    return bench.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
