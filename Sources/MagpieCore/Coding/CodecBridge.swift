@@ -1,4 +1,9 @@
 import CImageCodecs
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -50,10 +55,13 @@ enum CodecBridge {
         return PixelBuffer(width: width, height: height, storage: storage)
     }
 
-    /// Copies an encoder's malloc'd output into `Data` and frees it.
+    /// Adopts an encoder's malloc'd output as `Data` (freed with it), shrunk to its length first: encoders allocate
+    /// for the worst case (libjpeg-turbo's destination is 16 KiB + a quarter of the pixels), and a cache holding the
+    /// `Data` must not hold the unused rest of the block.
     static func data(adopting buffer: mg_buffer) -> Data {
         guard let bytes = buffer.bytes else { return Data() }
-        return Data(bytesNoCopy: bytes, count: buffer.length, deallocator: .free)
+        let fitted = realloc(bytes, max(1, buffer.length)) ?? UnsafeMutableRawPointer(bytes)
+        return Data(bytesNoCopy: fitted, count: buffer.length, deallocator: .free)
     }
 
     /// Moves what a C decoder read besides pixels into `image`: colour profile (ICC wins; CICP kept beside it),

@@ -216,7 +216,7 @@ extension PixelBuffer: Equatable {
 
 extension UInt8 {
     /// Two lowercase hex digits.
-    var hexDigits: String {
+    package var hexDigits: String {
         let digits = Array("0123456789abcdef")
         return String([digits[Int(self >> 4)], digits[Int(self & 0x0F)]])
     }

@@ -47,12 +47,6 @@ struct ServedImage: Sendable {
 
     static func entityTag(of data: Data) -> String {
         let digest = SHA256.hash(data: data)
-        return "\"" + digest.prefix(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined() + "\""
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to length: Int) -> String {
-        count >= length ? self : String(repeating: "0", count: length - count) + self
+        return "\"" + digest.prefix(16).map(\.hexDigits).joined() + "\""
     }
 }
