@@ -63,6 +63,8 @@ struct ServeCommand: AsyncParsableCommand {
     var idleTimeout: Double?
     @Flag(help: "Serve a page at / that builds signed URLs and shows results and metrics (development only).")
     var dev = false
+    @Flag(name: .customLong("no-access-log"), help: "Do not log one line per image request (when a proxy in front logs them).")
+    var noAccessLog = false
 
     func run() async throws {
         global.bootstrapLogging(floor: .info)

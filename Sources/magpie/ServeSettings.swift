@@ -71,6 +71,7 @@ struct ServeSettings {
             server.presets[String(preset[..<equals])] = options
         }
         server.developmentPage = command.dev || layers.bool("dev") == true
+        server.accessLog = !(command.noAccessLog || layers.bool("noAccessLog") == true)
         shutdownTimeout = try seconds("shutdown-timeout", command.shutdownTimeout ?? layers.double("shutdownTimeout")) ?? shutdownTimeout
         idleTimeout = try seconds("idle-timeout", command.idleTimeout ?? layers.double("idleTimeout")) ?? idleTimeout
     }

@@ -134,7 +134,6 @@ public final class DiskStorage: Sendable {
         let temporary = root + "/tmp/" + CacheFileSystem.temporaryName()
         try CacheFileSystem.writeNewFile(temporary, data, sync: config.syncsToDisk)
         let checksum = CacheFileSystem.checksum(data)
-        var evicted: [String] = []
         let pid = Int64(getpid())
         do {
             try index.withLock { db in
@@ -156,7 +155,6 @@ public final class DiskStorage: Sendable {
                         try db.run("DELETE FROM pending WHERE name = ? AND pid = ?", [.text(name), .integer(pid)])
                         // A read before this write must not put the old expiry back later.
                         touches.withLock { _ = $0.entries.removeValue(forKey: name) }
-                        if config.sizeLimit > 0 { evicted = try evictOverLimit(db, now: now, keeping: name) }
                     }
                 } catch {
                     // Rolled back after the rename, perhaps: settle the file under the write lock.
@@ -169,7 +167,11 @@ public final class DiskStorage: Sendable {
             throw error
         }
         publish(.stored(key: key, size: data.count))
-        if !evicted.isEmpty { publish(.evicted(fileNames: evicted)) }
+        if config.sizeLimit > 0 {
+            // The entry is stored whatever happens here: a failed eviction is retried by the next write or sweep.
+            let evicted = (try? evictOverLimit(now: now, keeping: name)) ?? []
+            if !evicted.isEmpty { publish(.evicted(fileNames: evicted)) }
+        }
     }
 
     /// Replaces an entry's validators and restarts its expiration and its age (``EntryMetadata/created``, which
@@ -389,7 +391,7 @@ public final class DiskStorage: Sendable {
     public func enforceSizeLimit() throws -> [String] {
         guard config.sizeLimit > 0 else { return [] }
         let now = config.clock.now()
-        let names = try index.withLock { db in try db.transaction { try evictOverLimit(db, now: now, keeping: nil) } }
+        let names = try evictOverLimit(now: now, keeping: nil)
         if !names.isEmpty { publish(.evicted(fileNames: names)) }
         return names
     }
@@ -507,31 +509,56 @@ public final class DiskStorage: Sendable {
         }
     }
 
-    private func evictOverLimit(_ db: SQLiteDatabase, now: Date, keeping kept: String?) throws -> [String] {
-        var total = 0
-        try db.run("SELECT bytes FROM totals WHERE id = 0") { total = Int($0.integer(0)) }
-        guard total > config.sizeLimit else { return [] }
-        // Recent reads must count before choosing what is least recently used.
-        let pending = touches.withLock { log -> [String: Touch] in
-            defer { log.entries.removeAll(keepingCapacity: true) }
-            return log.entries
-        }
-        try Self.apply(pending, to: db)
-        let target = config.sizeLimit / 2
+    /// Entries removed per transaction when evicting.
+    private static let evictionBatch = 64
+
+    /// Evicts down to half the size limit once over it, expired entries first, then the least recently used, in
+    /// transactions of ``evictionBatch`` entries: a reader or writer of another entry waits for one batch at most,
+    /// never for the whole eviction (a server's other requests stalled for most of a second when half of a large
+    /// cache went in one transaction).
+    private func evictOverLimit(now: Date, keeping kept: String?) throws -> [String] {
+        let limit = config.sizeLimit
         var evicted: [String] = []
-        let queries = [
-            "SELECT name, size FROM entries WHERE expires <= ? ORDER BY expires",
-            "SELECT name, size FROM entries WHERE expires > ? ORDER BY accessed",
-        ]
-        for query in queries where total > target {
-            var candidates: [(String, Int)] = []
-            try db.run(query, [.real(now.timeIntervalSince1970)]) { row in
-                candidates.append((row.text(0) ?? "", Int(row.integer(1))))
+        var started = false
+        while true {
+            let batch = try index.withLock { db in
+                try db.transaction { () -> [String] in
+                    var total = 0
+                    try db.run("SELECT bytes FROM totals WHERE id = 0") { total = Int($0.integer(0)) }
+                    guard total > (started ? limit / 2 : limit) else { return [] }
+                    // Recent reads must count before choosing what is least recently used.
+                    let pending = touches.withLock { log -> [String: Touch] in
+                        defer { log.entries.removeAll(keepingCapacity: true) }
+                        return log.entries
+                    }
+                    try Self.apply(pending, to: db)
+                    return try evictBatch(db, now: now, keeping: kept, bytesOver: total - limit / 2)
+                }
             }
-            for (name, size) in candidates where total > target && name != kept {
+            if batch.isEmpty { return evicted }
+            started = true
+            evicted += batch
+        }
+    }
+
+    /// Removes up to ``evictionBatch`` entries, together at least `bytesOver` bytes when there are that many.
+    private func evictBatch(_ db: SQLiteDatabase, now: Date, keeping kept: String?, bytesOver: Int) throws -> [String] {
+        let queries = [
+            "SELECT name, size FROM entries WHERE expires <= ? AND name != ? ORDER BY expires LIMIT ?",
+            "SELECT name, size FROM entries WHERE expires > ? AND name != ? ORDER BY accessed LIMIT ?",
+        ]
+        var remaining = bytesOver
+        var evicted: [String] = []
+        for query in queries where remaining > 0 && evicted.count < Self.evictionBatch {
+            var candidates: [(String, Int)] = []
+            let arguments: [SQLiteValue] = [
+                .real(now.timeIntervalSince1970), .text(kept ?? ""), .integer(Int64(Self.evictionBatch - evicted.count)),
+            ]
+            try db.run(query, arguments) { row in candidates.append((row.text(0) ?? "", Int(row.integer(1)))) }
+            for (name, size) in candidates where remaining > 0 {
                 try db.run("DELETE FROM entries WHERE name = ?", [.text(name)])
                 CacheFileSystem.remove(path(of: name))
-                total -= size
+                remaining -= size
                 evicted.append(name)
             }
         }

@@ -1,6 +1,7 @@
 import Magpie
 import Metrics
 import Prometheus
+import Synchronization
 
 /// The server's metrics, through swift-metrics into its own Prometheus registry (not the global `MetricsSystem`, so
 /// several servers in one process, as in the tests, each count their own traffic). ``exposition()`` is `/metrics`.
@@ -18,6 +19,15 @@ public final class ServerMetrics: Sendable {
     private let memoryResults: Metrics.Gauge
     private let bytesIn: Metrics.Counter
     private let bytesOut: Metrics.Counter
+    // Handles made once: building one looks the metric up in the registry under its lock, every request.
+    private let phases: [Phase: Metrics.Timer]
+    private let layers: [String: Metrics.Counter]
+    private let requests = Mutex<[RequestKey: Metrics.Counter]>([:])
+
+    private struct RequestKey: Hashable {
+        let route: String
+        let status: Int
+    }
 
     init() {
         registry = PrometheusCollectorRegistry()
@@ -33,23 +43,36 @@ public final class ServerMetrics: Sendable {
         memoryResults = Metrics.Gauge(label: "magpie_server_memory_cache_bytes", factory: factory)
         bytesIn = Metrics.Counter(label: "magpie_server_source_bytes_total", factory: factory)
         bytesOut = Metrics.Counter(label: "magpie_server_response_bytes_total", factory: factory)
+        phases = Dictionary(uniqueKeysWithValues: Phase.allCases.map {
+            ($0, Metrics.Timer(label: "magpie_server_phase_seconds", dimensions: [("phase", $0.rawValue)], factory: factory))
+        })
+        layers = Dictionary(uniqueKeysWithValues: ["memory", "disk", "original", "none"].map {
+            ($0, Metrics.Counter(label: "magpie_server_cache_hits_total", dimensions: [("layer", $0)], factory: factory))
+        })
     }
 
     func request(route: String, status: Int, bytesSent: Int) {
-        Metrics.Counter(label: "magpie_server_requests_total", dimensions: [("route", route), ("status", String(status))], factory: factory)
-            .increment()
+        let key = RequestKey(route: route, status: status)
+        let counter = requests.withLock { known in
+            if let counter = known[key] { return counter }
+            let counter = Metrics.Counter(
+                label: "magpie_server_requests_total", dimensions: [("route", route), ("status", String(status))], factory: factory)
+            known[key] = counter
+            return counter
+        }
+        counter.increment()
         if bytesSent > 0 { bytesOut.increment(by: Int64(bytesSent)) }
     }
 
     func phase(_ phase: Phase, _ duration: Duration) {
-        Metrics.Timer(label: "magpie_server_phase_seconds", dimensions: [("phase", phase.rawValue)], factory: factory)
-            .recordNanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        phases[phase]?.recordNanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
     /// A request answered from `layer`: `memory`, `disk` (results), `original` (the source's bytes were cached),
     /// or `none` (downloaded).
     func cacheLayer(_ layer: String) {
-        Metrics.Counter(label: "magpie_server_cache_hits_total", dimensions: [("layer", layer)], factory: factory).increment()
+        (layers[layer] ?? Metrics.Counter(label: "magpie_server_cache_hits_total", dimensions: [("layer", layer)], factory: factory))
+            .increment()
     }
 
     func originError(_ kind: String) {

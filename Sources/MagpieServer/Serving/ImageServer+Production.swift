@@ -26,6 +26,9 @@ extension ImageServer {
             options: [
                 .decodingOptions(decoding), .respectCacheControl, .memoryCacheWrites(false), .memoryCacheReads(false),
                 .downloadTimeout(configuration.downloadTimeout),
+                // The source's Last-Modified is read back from the originals cache for the response, so its write
+                // must have landed (it takes well under a millisecond; under load it otherwise sometimes had not).
+                .waitForCache,
             ])
         let fetched = ContinuousClock.now - fetchStart
         if let download = retrieved.downloadMetrics {
@@ -62,11 +65,16 @@ extension ImageServer {
         let image = ServedImage(
             data: encoded, format: format.0, lastModified: await sourceLastModified(source), variesOnAccept: format.1)
         memory.store(image, forKey: key)
-        do {
-            try await results.storeData(encoded, forKey: key, expiration: nil, validators: image.validators)
-        } catch {
-            // A full or failing disk costs the next request a job, never this answer.
-            logger.warning("result not stored", metadata: ["error": "\(error)"])
+        // Written after the answer, not before: the memory layer serves the next requests meanwhile, and a write
+        // that evicts or meets a slow disk never delays this one. Shutdown waits for these writes.
+        let results = self.results, logger = self.logger, validators = image.validators
+        resultWrites.start {
+            do {
+                try await results.storeData(encoded, forKey: key, expiration: nil, validators: validators)
+            } catch {
+                // A full or failing disk costs a later request a job, never an answer.
+                logger.warning("result not stored", metadata: ["error": "\(error)"])
+            }
         }
         return ProducedImage(image: image, layer: retrieved.cacheType == .none ? "none" : "original")
     }

@@ -29,6 +29,9 @@ public final class ImageServer: Sendable {
     let memory: ResultMemoryCache
     let admission: JobAdmission
     let jobs = SharedWork<String, ProducedImage>()
+    /// Results on their way to the disk layer; ``shutdown()`` waits for them.
+    let resultWrites = PendingWork()
+    let parsedRequests = ParsedRequestCache(capacity: 4096)
     private let accepting = Mutex(true)
 
     /// False once shutdown began: `/ready` answers 503 so load balancers stop sending while requests in flight finish.
@@ -124,7 +127,7 @@ public final class ImageServer: Sendable {
         let elapsed = ContinuousClock.now - start
         metrics.request(route: "image", status: response.status, bytesSent: response.body.count)
         metrics.phase(.total, elapsed)
-        accessLog(method: request.method, path: request.path, response: response, elapsed: elapsed)
+        if configuration.accessLog { accessLog(method: request.method, path: request.path, response: response, elapsed: elapsed) }
         return response
     }
 
@@ -132,8 +135,10 @@ public final class ImageServer: Sendable {
     private func image(for request: ImageServerRequest) async throws -> (ServedImage, String) {
         let parsed: ServeRequest
         do {
-            parsed = try ServeRequest.parse(
-                path: request.path, signer: signer, allowsUnsigned: configuration.allowsUnsigned, presets: configuration.presets)
+            parsed = try parsedRequests.request(forPath: request.path) { path throws(ServeRequestError) in
+                try ServeRequest.parse(
+                    path: path, signer: signer, allowsUnsigned: configuration.allowsUnsigned, presets: configuration.presets)
+            }
         } catch {
             throw ServerFailure(error)
         }
@@ -192,6 +197,7 @@ public final class ImageServer: Sendable {
         await manager.shutdown()
         await localManager.shutdown()
         try? await manager.downloader?.shutdown()
+        await resultWrites.waitUntilIdle()
         try? await results.flush()
     }
 }

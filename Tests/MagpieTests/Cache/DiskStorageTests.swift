@@ -121,6 +121,23 @@ struct DiskStorageTests {
         #expect(throws: MagpieError.self) { try disk.store(payload(1, size: 20_000), forKey: "huge") }
     }
 
+    @Test func anEvictionLargerThanOneBatchStillReachesHalfTheLimitInUseOrder() throws {
+        // 300 entries of 100 bytes at a 30,000-byte limit: the next write evicts 150 and more, over several batches.
+        let folder = try TemporaryFolder(); defer { folder.cleanUp() }
+        let clock = TestClock()
+        let disk = try storage(folder, sizeLimit: 30_000, clock: clock)
+        for i in 0..<300 {
+            try disk.store(payload(i, size: 100), forKey: "k\(i)")
+            clock.advance(1)
+        }
+        try disk.store(payload(300, size: 100), forKey: "newest")
+        #expect(try disk.totalSize() <= 15_000)
+        #expect(try disk.totalSize() > 14_000, "eviction stops once under half, not a batch later")
+        #expect(try disk.value(forKey: "newest") != nil)
+        #expect(try disk.value(forKey: "k299") != nil, "the most recently used stay")
+        #expect(try disk.value(forKey: "k150") == nil && disk.value(forKey: "k0") == nil, "the least recently used go")
+    }
+
     @Test func expiredEntriesAreEvictedBeforeFreshOnes() throws {
         let folder = try TemporaryFolder(); defer { folder.cleanUp() }
         let clock = TestClock()
