@@ -733,7 +733,21 @@ http {{
         with self.sampler.lock:
             self.sampler.timeline["magpie-soak"] = []
         started = time.monotonic()
+        # The result memory cache fills towards its configured size during the soak: that is bounded growth by
+        # design, so its gauge is polled too and the verdict also looks at RSS net of it.
+        cache_timeline, polling = [], threading.Event()
+
+        def poll_cache():
+            while not polling.wait(2.0):
+                mib = self.memory_cache_mib(base)
+                if mib is not None:
+                    cache_timeline.append((time.monotonic() - started, mib))
+
+        poller = threading.Thread(target=poll_cache, daemon=True)
+        poller.start()
         result = self.cell("mixed", "soak", "magpie-soak", server, base, [cold_file, cached_file], seconds, True)
+        polling.set()
+        poller.join()
         self.memory_cache["magpie-soak"] = self.memory_cache_mib(base)
         timeline = [(t - started, rss) for t, rss in self.sampler.timeline.get("magpie-soak", [])]
         self.stop(server)
@@ -745,11 +759,15 @@ http {{
                 window = [min(timeline, key=lambda s: abs(s[0] - at))[1]] if timeline else [0]
             return statistics.mean(window)
 
+        def cache_at(at):
+            return min(cache_timeline, key=lambda s: abs(s[0] - at))[1] if cache_timeline else 0.0
+
         end = min(seconds, max((t for t, _ in timeline), default=0))
         minutes = [(m, around(m * 60)) for m in range(1, int(end // 60) + 1)]
         self.soak = {"seconds": seconds, "reference": reference, "end": end, "first": around(reference),
                      "last": around(end), "result": result, "minutes": minutes,
-                     "peak": max((r for _, r in timeline), default=0)}
+                     "peak": max((r for _, r in timeline), default=0),
+                     "cache_first": cache_at(reference), "cache_last": cache_at(end)}
 
     # --- report
 
@@ -881,6 +899,12 @@ http {{
               f"({change:+.1f} %; target within 10 %): {met}. Peak {s['peak']:.1f} MiB."
               + (" Each minute: " + ", ".join(f"{m}: {v:.1f}" for m, v in s["minutes"]) + " MiB." if len(
                   s["minutes"]) > 1 else ""))
+            net_first, net_last = s["first"] - s["cache_first"], s["last"] - s["cache_last"]
+            net_change = (net_last - net_first) / net_first * 100 if net_first else 0
+            net_met = "met" if abs(net_change) <= 10 else "**not met**"
+            w(f"The result memory cache held {s['cache_first']:.1f} MiB at {fmt_t(s['reference'])} and "
+              f"{s['cache_last']:.1f} MiB at the end (bounded by --memory-cache-size); RSS net of it: "
+              f"{net_first:.1f} → {net_last:.1f} MiB ({net_change:+.1f} %; target within 10 %): {net_met}.")
             w("")
         elif self.args.magpie and self.args.soak_minutes > 0:
             w("Soak: not run (magpie failed earlier).")
