@@ -1,5 +1,5 @@
 # Shortcuts; each target is one script in scripts/.
-.PHONY: demo test bench fuzz sanitize soak bench-serve
+.PHONY: demo test bench fuzz sanitize soak bench-serve bench-cluster
 demo:
 	scripts/demo
 test:
@@ -14,3 +14,5 @@ soak:
 	scripts/soak
 bench-serve:
 	scripts/bench-serve
+bench-cluster:
+	scripts/bench-cluster
