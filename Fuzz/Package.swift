@@ -10,6 +10,7 @@ let package = Package(
         .target(name: "FuzzDriver"),
         .executableTarget(name: "DecodeFuzzer", dependencies: ["FuzzDriver", .product(name: "MagpieCore", package: "Magpie")]),
         .executableTarget(name: "SpecFuzzer", dependencies: ["FuzzDriver", .product(name: "MagpieCore", package: "Magpie")]),
+        .executableTarget(name: "URLFuzzer", dependencies: ["FuzzDriver", .product(name: "MagpieServer", package: "Magpie")]),
     ],
     swiftLanguageModes: [.v6]
 )
