@@ -124,6 +124,27 @@ public final class ImageServer: Sendable {
                 response = failureResponse(failure, method: request.method)
             }
         }
+        return finished(response, for: request, since: start)
+    }
+
+    /// The answer to `request` when its result is in memory, computed on the calling thread without suspending;
+    /// nil for anything else (a miss, a bad or refused request), which ``respond(to:)`` then answers. The HTTP
+    /// service calls it on the connection's event loop, so a repeat skips the hops to and from a task.
+    func memoryHitResponse(to request: ImageServerRequest) -> ImageServerResponse? {
+        let start = ContinuousClock.now
+        guard request.method == "GET" || request.method == "HEAD",
+            let parsed = try? parsedRequest(forPath: request.path),
+            (try? sources.pipelineSource(for: parsed.source, maximumBytes: configuration.maximumSourceBytes)) != nil,
+            let hit = memory.value(forKey: resultKey(parsed, accept: request.accept))
+        else { return nil }
+        metrics.cacheLayer("memory")
+        return finished(imageResponse(hit, layer: "memory", request: request), for: request, since: start)
+    }
+
+    /// Counts, times and logs an answer: the same for every path to it.
+    private func finished(_ response: ImageServerResponse, for request: ImageServerRequest, since start: ContinuousClock.Instant)
+        -> ImageServerResponse
+    {
         let elapsed = ContinuousClock.now - start
         metrics.request(route: "image", status: response.status, bytesSent: response.body.count)
         metrics.phase(.total, elapsed)
@@ -131,14 +152,19 @@ public final class ImageServer: Sendable {
         return response
     }
 
+    /// The verified, parsed request for `path` (remembered by ``parsedRequests``).
+    private func parsedRequest(forPath path: String) throws(ServeRequestError) -> ServeRequest {
+        try parsedRequests.request(forPath: path) { path throws(ServeRequestError) in
+            try ServeRequest.parse(
+                path: path, signer: signer, allowsUnsigned: configuration.allowsUnsigned, presets: configuration.presets)
+        }
+    }
+
     /// The result for `request` and the layer it came from.
     private func image(for request: ImageServerRequest) async throws -> (ServedImage, String) {
         let parsed: ServeRequest
         do {
-            parsed = try parsedRequests.request(forPath: request.path) { path throws(ServeRequestError) in
-                try ServeRequest.parse(
-                    path: path, signer: signer, allowsUnsigned: configuration.allowsUnsigned, presets: configuration.presets)
-            }
+            parsed = try parsedRequest(forPath: request.path)
         } catch {
             throw ServerFailure(error)
         }

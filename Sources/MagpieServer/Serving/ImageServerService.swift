@@ -41,10 +41,19 @@ public struct ImageServerService: Sendable {
         let idle = TimeAmount.nanoseconds(Int64(idleTimeout.components.seconds) * 1_000_000_000)
         let host = host
         let onListening = onListening
+        let server = server
+        let serverName = "Magpie"
+        let responseHeaders = ResponseHeaderClock(serverName: serverName)
+        // Memory hits are answered before the router (MemoryHitHandler); the rest goes through it as usual.
+        let channel = HTTPServerBuilder { responder in
+            ImageServerChannel(
+                base: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idle)), server: server,
+                responseHeaders: responseHeaders)
+        }
         let application = Application(
             router: router,
-            server: .http1(configuration: .init(idleTimeout: idle)),
-            configuration: .init(address: .hostname(host, port: port), serverName: "Magpie"),
+            server: channel,
+            configuration: .init(address: .hostname(host, port: port), serverName: serverName),
             onServerRunning: { channel in onListening(host, channel.localAddress?.port ?? 0) },
             logger: logger)
         var configuration = ServiceGroupConfiguration(
