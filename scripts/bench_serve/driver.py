@@ -426,7 +426,10 @@ http {{
         os.makedirs(cache)
         argv = [self.args.magpie, "serve", "--host", "127.0.0.1", "--port", "0", "--key", self.key.hex(),
                 "--salt", self.salt.hex(), "--allow-network", "127.0.0.0/8", "--cache-dir", cache,
-                "--workers", str(self.cores), "--local-root", self.args.images] + self.args.magpie_arg
+                "--workers", str(self.cores), "--local-root", self.args.images,
+                # Like every server here (nginx has access_log off, thumbor runs with `-l warning`: warnings
+                # only): no line per request.
+                "--no-access-log"] + self.args.magpie_arg
         server = Server(name, argv, os.path.join(self.work, f"{name}.log"),
                         ready_line=r"listening on http://127\.0\.0\.1:(\d+)")
         return server if self.start(server, timeline=(name == "magpie-soak")) else None
@@ -798,6 +801,8 @@ http {{
         w("- **cached**: the same "
           f"{len(self.images)} URLs per format again and again after one warm-up pass; nginx serves the very "
           f"files magpie answered (sendfile, open_file_cache, {self.cores} workers).")
+        w("- No server writes a line per request: nginx with `access_log off`, magpie serve with `--no-access-log`, "
+          "thumbor with `-l warning`.")
         w("")
         w("| Format | Mode | Magpie req/s | Peer | Peer req/s | Ratio | p50 Magpie / peer | p99 Magpie / peer "
           "| Target | Met |")
