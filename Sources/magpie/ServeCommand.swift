@@ -68,6 +68,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         global.bootstrapLogging(floor: .info)
+        // Before the first image: large buffers then go back to the kernel when freed (RSS stays flat under load).
+        AllocatorPolicy.returnLargeBlocksToTheSystem()
         let settings: ServeSettings
         do {
             settings = try await ServeSettings(command: self)

@@ -134,6 +134,7 @@ class RSSSampler(threading.Thread):
         self.lock = threading.Lock()
         self.watched = {}  # name -> pid
         self.peak = {}
+        self.peak_anon = {}  # RssAnon: the process's own memory, without the shared libraries' file pages
         self.phase_peak = {}  # (name, phase) -> MiB
         self.phase = "start"
         self.timeline = {}  # name -> [(t, MiB)]
@@ -154,11 +155,14 @@ class RSSSampler(threading.Thread):
         with self.lock:
             watched = dict(self.watched)
         for name, pid in watched.items():
-            rss = sum(status_kib(p, "VmRSS") for p in process_tree(pid)) / 1024
+            tree = process_tree(pid)
+            rss = sum(status_kib(p, "VmRSS") for p in tree) / 1024
+            anon = sum(status_kib(p, "RssAnon") for p in tree) / 1024
             if rss <= 0:
                 continue
             with self.lock:
                 self.peak[name] = max(self.peak.get(name, 0), rss)
+                self.peak_anon[name] = max(self.peak_anon.get(name, 0), anon)
                 key = (name, self.phase)
                 self.phase_peak[key] = max(self.phase_peak.get(key, 0), rss)
                 if name in self.timeline:
@@ -871,8 +875,9 @@ http {{
         w("Peak RSS (VmRSS of the server and its child processes, sampled every 0.5 s, or the kernel's VmHWM of its "
           "main process when higher):")
         w("")
-        w("| Server | Peak RSS | during the cold cells | result memory cache at the end (magpie's /metrics) |")
-        w("| --- | ---: | ---: | ---: |")
+        w("| Server | Peak RSS | during the cold cells | peak anonymous (RssAnon) | result memory cache at the end "
+          "(magpie's /metrics) |")
+        w("| --- | ---: | ---: | ---: | ---: |")
         peaks = {}
         for name in ("magpie", "thumbor", "nginx-static", "nginx-origin", "magpie-soak"):
             peak = max(self.sampler.peak.get(name, 0), self.hwm.get(name, 0))
@@ -881,14 +886,19 @@ http {{
             peaks[name] = peak
             cold = self.sampler.phase_peak.get((name, "cold"))
             held = self.memory_cache.get(name)
+            anon = self.sampler.peak_anon.get(name)
             w(f"| {name} | {peak:.1f} MiB | {f'{cold:.1f} MiB' if cold else '–'} | "
-              f"{f'{held:.1f} MiB' if held is not None else '–'} |")
+              f"{f'{anon:.1f} MiB' if anon else '–'} | {f'{held:.1f} MiB' if held is not None else '–'} |")
         w("")
         if "magpie" in peaks and "thumbor" in peaks:
             ratio = peaks["magpie"] / peaks["thumbor"]
             met = "met" if ratio <= 0.5 else "**not met**"
             verdicts.append(met)
             w(f"Peak RSS magpie / thumbor: {ratio:.2f} (target ≤ 0.5): {met}.")
+            anon = (self.sampler.peak_anon.get("magpie"), self.sampler.peak_anon.get("thumbor"))
+            if all(anon):
+                w(f"Without the shared libraries' file pages (RssAnon), for scale: magpie / thumbor "
+                  f"{anon[0] / anon[1]:.2f}.")
             w("")
         if self.soak:
             s = self.soak
