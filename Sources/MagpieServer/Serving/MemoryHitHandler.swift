@@ -55,11 +55,13 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// The server's answer when `head` is an image request served from memory; nil hands the request over.
     private func memoryHit(for head: HTTPRequest) -> ImageServerResponse? {
-        // `Connection: close` is Hummingbird's to honour (it closes after the response).
-        guard head.method == .get || head.method == .head, head.headerFields[.connection] == nil,
+        // `Connection: close` (or anything but keep-alive) is Hummingbird's to honour: it closes after the response.
+        guard head.method == .get || head.method == .head,
+            head.headerFields[.connection].map({ $0.lowercased() == "keep-alive" }) ?? true,
             let target = head.path, target.hasPrefix("/")
         else { return nil }
-        let path = target.firstIndex(where: { $0 == "?" || $0 == "#" }).map { String(target[..<$0]) } ?? target
+        // The path as Hummingbird's router sees it (`request.uri.path`): everything before the query.
+        let path = target.firstIndex(of: "?").map { String(target[..<$0]) } ?? target
         return server.memoryHitResponse(
             to: ImageServerRequest(
                 method: head.method == .head ? "HEAD" : "GET", path: path, accept: head.headerFields[.accept],

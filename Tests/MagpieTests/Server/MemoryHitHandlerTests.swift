@@ -96,4 +96,17 @@ struct MemoryHitHandlerTests {
             #expect(exchange.responses.allSatisfy { $0.header("x-magpie-cache") == "memory" })
         }
     }
+
+    @Test func aQueryOrAKeepAliveHeaderStillGetsTheMemoryHit() async throws {
+        try await ServerFixture.with { fixture in
+            let path = fixture.imagePath("photo.jpg", options: ["resize:40x30:fit"], extension: "png")
+            let get = try await fixture.request(path)
+            let exchange = try await RawHTTPConnection.exchange(
+                port: fixture.port, requests: request(path + "?v=2") + request(path, extra: "Connection: keep-alive\r\n"),
+                bodyless: [false, false])
+            #expect(exchange.responses.map { $0.header("x-magpie-cache") } == ["memory", "memory"])
+            #expect(exchange.responses.allSatisfy { $0.body == get.body })
+            #expect(!exchange.closed)
+        }
+    }
 }
