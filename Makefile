@@ -1,5 +1,5 @@
 # Shortcuts; each target is one script in scripts/.
-.PHONY: demo test bench fuzz sanitize soak bench-serve bench-cluster
+.PHONY: demo test bench fuzz sanitize soak bench-serve bench-cluster serve-soak
 demo:
 	scripts/demo
 test:
@@ -16,3 +16,5 @@ bench-serve:
 	scripts/bench-serve
 bench-cluster:
 	scripts/bench-cluster
+serve-soak:
+	scripts/serve-soak
