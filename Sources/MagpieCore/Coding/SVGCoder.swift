@@ -25,11 +25,9 @@ public struct SVGCoder: ImageCoder {
     /// Always ``ImageFormat/svg``.
     public var format: ImageFormat { .svg }
 
-    /// True for data the sniffer calls SVG, and for gzip data whose inflated start looks like SVG.
+    /// True for data the sniffer calls SVG (which includes gzip data whose inflated start looks like SVG).
     public func canDecode(_ data: Data) -> Bool {
-        if ImageFormat(sniffing: data) == .svg { return true }
-        guard data.starts(with: [0x1F, 0x8B]) else { return false }
-        return ImageFormat(sniffing: Self.gunzippedPrefix(data)) == .svg
+        ImageFormat(sniffing: data) == .svg
     }
 
     /// Renders an SVG document; see the type's documentation for the rules.
@@ -80,7 +78,7 @@ public struct SVGCoder: ImageCoder {
     private static func whole(_ value: Double) -> Int { Int(min((value - 1e-6).rounded(.up), Double(Int32.max))) }
 
     /// Up to 1 KiB of inflated gzip data, for sniffing.
-    private static func gunzippedPrefix(_ data: Data) -> Data {
+    static func gunzippedPrefix(_ data: Data) -> Data {
         var prefix = [UInt8](repeating: 0, count: 1024)
         let count = CodecBridge.withBytes(of: data) { bytes, length in
             prefix.withUnsafeMutableBufferPointer { mg_svg_gunzip_prefix(bytes, length, $0.baseAddress, $0.count) }

@@ -18,12 +18,21 @@ public enum ImageFormat: String, Sendable, CaseIterable, Codable, CustomStringCo
     /// Not an image format Magpie recognises (also the format of images built in memory).
     case unknown
 
-    /// Identifies the format from the first bytes of `data` (at most 1024 are looked at).
+    /// Identifies the format from the first bytes of `data` (at most 1024 are looked at; for gzip data, the first
+    /// 1024 inflated bytes: a gzip-compressed SVG is ``svg``).
     ///
     /// - Parameter data: The file's bytes, or at least its start.
     ///   Empty or unrecognised data gives ``unknown``.
     public init(sniffing data: Data) {
-        self = data.withUnsafeBytes { Self.sniff(UnsafeRawBufferPointer(rebasing: $0.prefix(1024))) }
+        let format = data.withUnsafeBytes { Self.sniff(UnsafeRawBufferPointer(rebasing: $0.prefix(1024))) }
+        // gzip: a compressed SVG document (`.svgz`) is SVG, which its coder renders; nothing else compressed is an
+        // image. The inflated start is sniffed once, not recursively (gzip inside gzip stays unknown).
+        if format == .unknown, data.starts(with: [0x1F, 0x8B]) {
+            let inflated = SVGCoder.gunzippedPrefix(data)
+            self = inflated.withUnsafeBytes { Self.sniff($0) } == .svg ? .svg : .unknown
+            return
+        }
+        self = format
     }
 
     /// True for the formats the built-in coders decode (``ImageCoderRegistry/builtInCoders``).

@@ -27,6 +27,15 @@ struct ImageFormatTests {
         #expect(Data(bytes).mg.imageFormat == expected)
     }
 
+    @Test(.enabled(if: SVGCoderTests.hasGzip))
+    func gzipDataIsSVGOnlyWhenItInflatesToAnSVGDocument() throws {
+        let svg = Data(#"<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>"#.utf8)
+        #expect(ImageFormat(sniffing: try SVGCoderTests.gzipped(svg)) == .svg)
+        #expect(ImageFormat(sniffing: try SVGCoderTests.gzipped(Data("<html><body>no</body></html>".utf8))) == .unknown)
+        #expect(ImageFormat(sniffing: try SVGCoderTests.gzipped(try SVGCoderTests.gzipped(svg))) == .unknown)
+        #expect(ImageFormat(sniffing: Data([0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3])) == .unknown)
+    }
+
     @Test func fileExtensionIsNeverTrustedOverBytes() throws {
         let png = try ImageCoderRegistry.shared.encode(Image(pixels: try TestImages.gradient(width: 8, height: 8)), as: .png)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)

@@ -42,6 +42,17 @@ struct ImageServerFailureTests {
         }
     }
 
+    @Test(.enabled(if: SVGCoderTests.hasGzip))
+    func aGzipCompressedSVGFromTheOriginIsRendered() async throws {
+        let svg = Data(#"<svg xmlns="http://www.w3.org/2000/svg" width="8" height="4"><rect width="8" height="4" fill="red"/></svg>"#.utf8)
+        let asset = OriginAsset(bytes: try SVGCoderTests.gzipped(svg), contentType: "image/svg+xml")
+        try await ServerFixture.with(extraAssets: ["a.svgz": asset]) { fixture in
+            let answer = try await fixture.request(fixture.imagePath("a.svgz", options: ["resize:16x16:fit"], extension: "png"))
+            #expect(answer.status == 200, "\(answer.text)")
+            #expect(try ImageCoderRegistry.shared.decode(answer.body).pixelSize == PixelSize(width: 16, height: 8))
+        }
+    }
+
     @Test func anAnimationOverTheFrameLimitIs422AndWithinItStaysAnimated() async throws {
         let frames = try (0..<4).map { index in
             let rgba = [UInt8]((0..<256).flatMap { _ in [UInt8(index * 60), 0, 255 - UInt8(index * 60), 255] })
