@@ -92,6 +92,32 @@ struct HEIFCoderTests {
         "AgABAAEAAAAmbWRhdAAACLgoAa4LcBlLs3//AAAAAAAAAAAAAAAAAAAAAA==",
     ].joined())!
 
+    /// 820 bytes cut down from a decode-fuzzer finding (23 KB, on which libheif 1.15 and its `heif-info` never
+    /// return): the primary image is a grid whose alpha plane (`auxl`) is a grid whose tile (`dimg`) is the primary
+    /// image. The coded data is zeros here; the reference check comes before any decoding.
+    static let referenceCycle = Data(base64Encoded: [
+        "AAAAGGZ0eXBoZWljAAAAAG1pZjFoZWljAAADBG1ldGEAAAAAAAAAIWhkbHIAAAAAAAAAAHBpY3QAAAAAAAAAAAAAAAAAAAAADnBp",
+        "dG0AAAAAAAIAAAAYaWRhdAAAAAABggGLAAAAAAGCAYsAAABgaWxvYwEAAABEQAAEAAEAAAAAAAADJAABAAAAAAAAAAgAAgABAAAA",
+        "AAAAAAEAAAAAAAAACAADAAAAAAAAAywAAQAAAAAAAAAIAAQAAQAAAAAAAAABAAAACAAAAAgAAABiaWluZgAAAAAABAAAABVpbmZl",
+        "AgAAAQABAABodmMxAAAAABVpbmZlAgAAAAACAABncmlkAAAAABVpbmZlAgAAAQADAABodmMxAAAAABVpbmZlAgAAAAAEAABncmlk",
+        "AAAAAblpcHJwAAABjGlwY28AAAB6aHZjQwEDcAAAAAAAAAAAAD/wAPz9+PgAAA8DIAABABhAAQwB//8DcAAAAwCQAAADAAADAD+6",
+        "AkAhAAEALUIBAQNwAAADAJAAAAMAAAMAP6AMSAZHJeW6kkprm4EBAwIAAAMAAgAAAwACECIAAQAHRAHBcrBiQAAAABRpc3BlAAAA",
+        "AAAAAYIAAAGMAAAAFGlzcGUAAAAAAAABggAAAYsAAAAQcGl4aQAAAAADCAgIAAAAdWh2Y0MBBAgAAAAAAAAAAAA/8AD8/Pj4AAAP",
+        "AyAAAQAXQAEMAf//BAgAAAMAn/gAAAMAAD+6AkAhAAEAKUIBAQQIAAADAJ/4AAADAAA/wDEgGRzy5bqSSmubAgAAAwACAAADAAIQ",
+        "IgABAAdEAcFysGJAAAAAFGlzcGUAAAAAAAABggAAAYwAAAAUaXNwZQAAAAAAAAGCAAABiwAAAA5waXhpAAAAAAEIAAAAJ2F1eEMA",
+        "AAAAdXJuOm1wZWc6aGV2YzoyMDE1OmF1eGlkOjEAAAAAJWlwbWEAAAAAAAAABAABAoECAAICA4QAAwKFBgAEAweIiQAAADZpcmVm",
+        "AAAAAAAAAA5kaW1nAAIAAQABAAAADmRpbWcABAABAAIAAAAOYXV4bAAEAAEAAgAAABhtZGF0AAAAAAAAAAAAAAAAAAAAAA==",
+    ].joined())!
+
+    @Test("images that are inputs of themselves through grid tiles and alpha planes are refused before decoding")
+    func referenceCycleIsCorrupt() {
+        guard case .corruptData(.heic, let detail) = TestImages.decodingReason({ try coder.decode(Self.referenceCycle, options: .default) }) else {
+            Issue.record("a grid whose alpha plane is a grid of it should be corruptData")
+            return
+        }
+        #expect("\(detail)".contains("depends on itself"))
+    }
+
     @Test("an overlay whose canvas is over the limit is refused from its description, whatever role it plays")
     func overlayCanvasOverTheLimit() {
         guard case .tooLarge(.heic, let detail) = TestImages.decodingReason({ try coder.decode(Self.overlayBomb, options: .default) }) else {
