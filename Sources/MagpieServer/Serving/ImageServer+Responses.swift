@@ -12,7 +12,7 @@ extension ImageServer {
         var headers: [(name: String, value: String)] = [
             ("Content-Type", image.format.mimeType),
             ("Content-Length", String(image.data.count)),
-            ("Cache-Control", "public, max-age=\(configuration.maxAge.components.seconds)"),
+            ("Cache-Control", resultCacheControl),
             ("ETag", image.etag),
         ]
         if let lastModified = image.lastModified { headers.append(("Last-Modified", lastModified)) }

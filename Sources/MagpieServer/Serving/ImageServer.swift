@@ -31,8 +31,12 @@ public final class ImageServer: Sendable {
     let jobs = SharedWork<String, ProducedImage>()
     /// Results on their way to the disk layer; ``shutdown()`` waits for them.
     let resultWrites = PendingWork()
-    let parsedRequests = ParsedRequestCache(capacity: 4096)
+    let parsedRequests = ParseMemo<ParsedServeRequest>(capacity: 4096)
+    /// `Accept` headers → the format part of an `auto` result key (clients send a handful of distinct ones).
+    let acceptKeys = ParseMemo<String>(capacity: 256)
     private let accepting = Mutex(true)
+    /// `Cache-Control` of every image answer.
+    let resultCacheControl: String
 
     /// False once shutdown began: `/ready` answers 503 so load balancers stop sending while requests in flight finish.
     public var isReady: Bool { accepting.withLock { $0 } }
@@ -49,6 +53,7 @@ public final class ImageServer: Sendable {
     public init(configuration: ImageServerConfiguration, logger: Logger = Logger(label: "magpie.server")) throws {
         self.configuration = configuration
         self.logger = logger
+        resultCacheControl = "public, max-age=\(configuration.maxAge.components.seconds)"
         do {
             signer = try ImageURLSigner(hexPairs: configuration.signingKeys)
         } catch {
@@ -134,7 +139,7 @@ public final class ImageServer: Sendable {
         let start = ContinuousClock.now
         guard request.method == "GET" || request.method == "HEAD",
             let parsed = try? parsedRequest(forPath: request.path),
-            (try? sources.pipelineSource(for: parsed.source, maximumBytes: configuration.maximumSourceBytes)) != nil,
+            sources.allows(parsed.request.source),
             let hit = memory.value(forKey: resultKey(parsed, accept: request.accept))
         else { return nil }
         metrics.cacheLayer("memory")
@@ -153,23 +158,25 @@ public final class ImageServer: Sendable {
     }
 
     /// The verified, parsed request for `path` (remembered by ``parsedRequests``).
-    private func parsedRequest(forPath path: String) throws(ServeRequestError) -> ServeRequest {
-        try parsedRequests.request(forPath: path) { path throws(ServeRequestError) in
-            try ServeRequest.parse(
-                path: path, signer: signer, allowsUnsigned: configuration.allowsUnsigned, presets: configuration.presets)
+    private func parsedRequest(forPath path: String) throws(ServeRequestError) -> ParsedServeRequest {
+        try parsedRequests.value(for: path) { path throws(ServeRequestError) in
+            ParsedServeRequest(
+                try ServeRequest.parse(
+                    path: path, signer: signer, allowsUnsigned: configuration.allowsUnsigned, presets: configuration.presets))
         }
     }
 
     /// The result for `request` and the layer it came from.
     private func image(for request: ImageServerRequest) async throws -> (ServedImage, String) {
-        let parsed: ServeRequest
+        let known: ParsedServeRequest
         do {
-            parsed = try parsedRequest(forPath: request.path)
+            known = try parsedRequest(forPath: request.path)
         } catch {
             throw ServerFailure(error)
         }
+        let parsed = known.request
         let source = try sources.pipelineSource(for: parsed.source, maximumBytes: configuration.maximumSourceBytes)
-        let key = resultKey(parsed, accept: request.accept)
+        let key = resultKey(known, accept: request.accept)
         if let hit = memory.value(forKey: key) {
             metrics.cacheLayer("memory")
             return (hit, "memory")
@@ -206,16 +213,14 @@ public final class ImageServer: Sendable {
     /// The result cache key: the source, everything that changes the output, and the format (for `auto`, which of
     /// AVIF and WebP the `Accept` header allows: the choice is a function of that and the source). The signature is
     /// not part of it, so rotated keys share results.
-    func resultKey(_ request: ServeRequest, accept: String?) -> String {
-        let format: String
-        switch request.options.format {
-        case .fixed(let fixed): format = fixed.rawValue
-        case .auto:
-            // Negotiation reads only the explicit weights of these types; equal weights, equal choice.
-            let header = AcceptHeader(accept)
-            format = "auto" + [ImageFormat.avif, .webp, .jxl].map { ";\($0.rawValue)=\(header.explicitQuality(of: $0.mimeType) ?? 0)" }.joined()
+    func resultKey(_ parsed: ParsedServeRequest, accept: String?) -> String {
+        if let fixed = parsed.fixedFormatKey { return fixed }
+        // Negotiation reads only the explicit weights of these types; equal weights, equal choice.
+        let format = acceptKeys.value(for: accept ?? "") { accept in
+            let header = AcceptHeader(accept.isEmpty ? nil : accept)
+            return "auto" + [ImageFormat.avif, .webp, .jxl].map { ";\($0.rawValue)=\(header.explicitQuality(of: $0.mimeType) ?? 0)" }.joined()
         }
-        return request.source.cacheIdentity + "\n" + request.options.normalized + "\n" + format
+        return parsed.keyPrefix + format
     }
 
     /// Stops the pipeline and flushes the caches; call after the HTTP server stopped taking requests.

@@ -68,11 +68,17 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 ifNoneMatch: head.headerFields[.ifNoneMatch], ifModifiedSince: head.headerFields[.ifModifiedSince]))
     }
 
+    /// The names ``ImageServer`` answers images with, made once (a name made from text is checked and lowercased).
+    private static let knownNames: [String: HTTPField.Name] = [
+        "Content-Type": .contentType, "Content-Length": .contentLength, "Cache-Control": .cacheControl, "ETag": .eTag,
+        "Last-Modified": .lastModified, "Vary": .vary, "X-Magpie-Cache": HTTPField.Name("X-Magpie-Cache")!,
+    ]
+
     private func write(_ answer: ImageServerResponse, context: ChannelHandlerContext) {
         var fields = HTTPFields()
         fields.reserveCapacity(answer.headers.count + 2)
         for (name, value) in answer.headers {
-            if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
+            if let field = Self.knownNames[name] ?? HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
         }
         // What Hummingbird's application adds to every response it writes.
         fields[.date] = responseHeaders.date()

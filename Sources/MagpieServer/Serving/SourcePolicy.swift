@@ -20,6 +20,17 @@ struct SourcePolicy: Sendable {
         self.localRoot = localRoot.flatMap(Self.resolved)
     }
 
+    /// Whether `source` passes the rules, without making its pipeline source (the memory-hit path's check).
+    func allows(_ source: ServeSource) -> Bool {
+        switch source {
+        case .remote(let url):
+            return allowedPrefixes.isEmpty || allowedPrefixes.contains(where: url.absoluteString.hasPrefix)
+        case .local:
+            // Resolved again on every request: a link changed since the result was made is refused now.
+            return (try? pipelineSource(for: source, maximumBytes: 1)) != nil
+        }
+    }
+
     /// The pipeline source for `source`, or a 403 naming the rule that refused it (not what answered where).
     func pipelineSource(for source: ServeSource, maximumBytes: Int) throws(ServerFailure) -> Source {
         switch source {

@@ -3,8 +3,9 @@ import Testing
 
 @testable import MagpieServer
 
-/// The server's memo of verified, parsed requests: a repeat skips the parse, failures are never kept, the size is bounded.
-struct ParsedRequestCacheTests {
+/// The server's memo of parsed texts (request paths, Accept headers): a repeat skips the parse, failures are never
+/// kept, the size is bounded.
+struct ParseMemoTests {
     /// Parses unsigned paths and counts the calls.
     final class CountingParser: Sendable {
         let calls = Mutex(0)
@@ -20,35 +21,35 @@ struct ParsedRequestCacheTests {
     }
 
     @Test func aRepeatedPathIsParsedOnce() throws {
-        let cache = ParsedRequestCache(capacity: 8)
+        let cache = ParseMemo<ServeRequest>(capacity: 8)
         let parser = CountingParser()
-        let first = try cache.request(forPath: Self.path(10), parse: parser.parse)
-        let again = try cache.request(forPath: Self.path(10), parse: parser.parse)
+        let first = try cache.value(for: Self.path(10), parse: parser.parse)
+        let again = try cache.value(for: Self.path(10), parse: parser.parse)
         #expect(parser.calls.withLock { $0 } == 1)
         #expect(first.options.normalized == again.options.normalized)
-        _ = try cache.request(forPath: Self.path(11), parse: parser.parse)
+        _ = try cache.value(for: Self.path(11), parse: parser.parse)
         #expect(parser.calls.withLock { $0 } == 2, "another path is parsed")
     }
 
     @Test func aPathThatFailsIsParsedAgainEachTime() {
-        let cache = ParsedRequestCache(capacity: 8)
+        let cache = ParseMemo<ServeRequest>(capacity: 8)
         let parser = CountingParser()
         for _ in 0..<2 {
             #expect(throws: ServeRequestError.self) {
-                try cache.request(forPath: "/_/nonsense:1/plain/https%3A%2F%2Fimages.example%2Fa.jpg", parse: parser.parse)
+                try cache.value(for: "/_/nonsense:1/plain/https%3A%2F%2Fimages.example%2Fa.jpg", parse: parser.parse)
             }
         }
         #expect(parser.calls.withLock { $0 } == 2)
     }
 
     @Test func aFullCacheStartsOverInsteadOfGrowing() throws {
-        let cache = ParsedRequestCache(capacity: 3)
+        let cache = ParseMemo<ServeRequest>(capacity: 3)
         let parser = CountingParser()
-        for number in 1...3 { _ = try cache.request(forPath: Self.path(number), parse: parser.parse) }
-        _ = try cache.request(forPath: Self.path(1), parse: parser.parse)
+        for number in 1...3 { _ = try cache.value(for: Self.path(number), parse: parser.parse) }
+        _ = try cache.value(for: Self.path(1), parse: parser.parse)
         #expect(parser.calls.withLock { $0 } == 3, "all three are kept while there is room")
-        _ = try cache.request(forPath: Self.path(4), parse: parser.parse)  // full: emptied, then 4 kept
-        _ = try cache.request(forPath: Self.path(1), parse: parser.parse)
+        _ = try cache.value(for: Self.path(4), parse: parser.parse)  // full: emptied, then 4 kept
+        _ = try cache.value(for: Self.path(1), parse: parser.parse)
         #expect(parser.calls.withLock { $0 } == 5, "the fourth path emptied the cache, so the first is parsed again")
     }
 }

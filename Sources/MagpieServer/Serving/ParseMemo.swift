@@ -1,0 +1,30 @@
+import Synchronization
+
+/// Results of parsing text that means the same every time (a request path, whose signature, options and source
+/// never change meaning while the server runs; an `Accept` header's negotiation class), by the exact text. A repeat
+/// skips the parse: on the cached path, the HMAC, both parsers and the result key's text were most of Magpie's own
+/// work per request.
+///
+/// Only values that parsed are kept (a flood of bad paths cannot fill it), and the map is emptied when full rather
+/// than ordered: a cheap bound, and what stays hot is parsed again on its next request.
+final class ParseMemo<Value: Sendable>: Sendable {
+    private let entries = Mutex<[String: Value]>([:])
+    private let capacity: Int
+
+    /// - Parameter capacity: The most texts kept; 0 keeps none.
+    init(capacity: Int) {
+        self.capacity = max(0, capacity)
+    }
+
+    /// The value parsed earlier from `text`, or `parse(text)` (kept when it succeeds).
+    func value<Failure: Error>(for text: String, parse: (String) throws(Failure) -> Value) throws(Failure) -> Value {
+        if let known = entries.withLock({ $0[text] }) { return known }
+        let parsed = try parse(text)
+        guard capacity > 0 else { return parsed }
+        entries.withLock { entries in
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[text] = parsed
+        }
+        return parsed
+    }
+}
