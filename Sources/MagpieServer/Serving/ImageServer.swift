@@ -216,11 +216,14 @@ public final class ImageServer: Sendable {
     func resultKey(_ parsed: ParsedServeRequest, accept: String?) -> String {
         if let fixed = parsed.fixedFormatKey { return fixed }
         // Negotiation reads only the explicit weights of these types; equal weights, equal choice.
-        let format = acceptKeys.value(for: accept ?? "") { accept in
+        let formatKey = { (accept: String) -> String in
             let header = AcceptHeader(accept.isEmpty ? nil : accept)
             return "auto" + [ImageFormat.avif, .webp, .jxl].map { ";\($0.rawValue)=\(header.explicitQuality(of: $0.mimeType) ?? 0)" }.joined()
         }
-        return parsed.keyPrefix + format
+        let text = accept ?? ""
+        // Any client chooses its Accept header: only the short ones browsers send are remembered, so the memo
+        // holds at most 256 × 512 bytes of them.
+        return parsed.keyPrefix + (text.utf8.count <= 512 ? acceptKeys.value(for: text, parse: formatKey) : formatKey(text))
     }
 
     /// Stops the pipeline and flushes the caches; call after the HTTP server stopped taking requests.
