@@ -159,11 +159,15 @@ public final class ImageServer: Sendable {
 
     /// The verified, parsed request for `path` (remembered by ``parsedRequests``).
     private func parsedRequest(forPath path: String) throws(ServeRequestError) -> ParsedServeRequest {
-        try parsedRequests.value(for: path) { path throws(ServeRequestError) in
+        let parse = { (path: String) throws(ServeRequestError) -> ParsedServeRequest in
             ParsedServeRequest(
                 try ServeRequest.parse(
-                    path: path, signer: signer, allowsUnsigned: configuration.allowsUnsigned, presets: configuration.presets))
+                    path: path, signer: self.signer, allowsUnsigned: self.configuration.allowsUnsigned,
+                    presets: self.configuration.presets))
         }
+        // Paths are remembered only up to 4 KiB: with --insecure-unsigned any client makes valid ones, and the memo
+        // must stay within 4,096 × 4 KiB.
+        return path.utf8.count <= 4096 ? try parsedRequests.value(for: path, parse: parse) : try parse(path)
     }
 
     /// The result for `request` and the layer it came from.
