@@ -201,6 +201,8 @@ let package = Package(
         ),
         // Child process that retrieves one image and exits at once (ServerDefaultsTests: no lost writes).
         .executableTarget(name: "magpie-short-job", dependencies: ["Magpie"], path: "Tests/ShortJobHelper"),
+        // Child process for AllocatorPolicyTests: the policy checked in a heap no other test has used.
+        .executableTarget(name: "magpie-allocator-check", dependencies: ["MagpieServer"], path: "Tests/AllocatorCheckHelper"),
         .testTarget(
             name: "MagpieTests",
             dependencies: [
