@@ -3,7 +3,8 @@ import Foundation
 import PackageDescription
 
 // ThreadSanitizer cannot see Synchronization.Mutex on Linux, so `scripts/sanitize thread` sets MAGPIE_TSAN_LOCKS=1 and
-// MagpieCore swaps in a pthread-based lock TSan does see (Sources/MagpieCore/General/SanitizerMutex.swift), and Magpie aliases it.
+// MagpieCore swaps in a pthread-based lock TSan does see (Sources/MagpieCore/General/SanitizerMutex.swift), and the
+// modules built with `sanitizerLocks` use it.
 let sanitizerLocks: [SwiftSetting] =
     ProcessInfo.processInfo.environment["MAGPIE_TSAN_LOCKS"] == "1" ? [.define("MAGPIE_TSAN_LOCKS")] : []
 
@@ -140,7 +141,8 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: sanitizerLocks
         ),
         // The README's quick start, compiled as written (ReadmeQuickStartTests checks the README still shows it).
         .executableTarget(name: "magpie-quickstart", dependencies: ["Magpie"], path: "Examples/QuickStart"),

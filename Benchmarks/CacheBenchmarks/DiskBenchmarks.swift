@@ -78,7 +78,7 @@ func runImageCacheBenchmark(width: Int, height: Int, rounds: Int) throws {
         name: "bench", memoryConfig: .init(totalCostLimit: 1, cleanInterval: 0),
         diskConfig: .init(name: "bench", directory: folder))
     let done = DispatchSemaphore(value: 0)
-    let result = Mutex<(Double, Double)>((0, 0))
+    let result = Synchronization.Mutex<(Double, Double)>((0, 0))
     Task {
         try await cache.storeToDisk(data, forKey: "photo")
         let clock = ContinuousClock()

@@ -49,7 +49,7 @@ let lookupKeys = order.map { keys[$0] }
 
 let storage = MemoryStorage(config: .init(totalCostLimit: 1 << 30, cleanInterval: 0))
 let storageNoExtend = MemoryStorage(config: .init(totalCostLimit: 1 << 30, accessExtending: .none, cleanInterval: 0))
-let dictionary = Mutex<[String: Image]>([:])
+let dictionary = Synchronization.Mutex<[String: Image]>([:])
 let nsCache = SharedNSCache(cache: NSCache(), lookupKeys: order.map { keys[$0] as NSString })
 for i in 0..<entryCount {
     storage.store(images[i], forKey: keys[i])

@@ -8,12 +8,12 @@ import Glibc
 /// access it guards as a race (a two-thread probe with one `Mutex` is enough). This lock has the same shape over
 /// `pthread_mutex_t`, which TSan intercepts, and shadows `Synchronization.Mutex` for Magpie and the modules that
 /// import it — so the run checks the locking the code actually does.
-package final class Mutex<Value>: @unchecked Sendable {
+package final class Mutex<Value: ~Copyable>: @unchecked Sendable {
     private var value: Value
     private let lock: UnsafeMutablePointer<pthread_mutex_t>
 
     /// A lock guarding `initialValue`.
-    package init(_ initialValue: Value) {
+    package init(_ initialValue: consuming Value) {
         value = initialValue
         lock = .allocate(capacity: 1)
         // Error-checking, so a recursive lock traps as Synchronization's does instead of deadlocking silently.
@@ -30,7 +30,7 @@ package final class Mutex<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with exclusive access to the value.
-    package func withLock<Result, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
+    package func withLock<Result: ~Copyable, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
         precondition(pthread_mutex_lock(lock) == 0, "Mutex locked twice by the same thread")
         defer { pthread_mutex_unlock(lock) }
         return try body(&value)

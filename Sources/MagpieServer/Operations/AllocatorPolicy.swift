@@ -23,6 +23,8 @@ public enum AllocatorPolicy {
     public static func returnLargeBlocksToTheSystem(threshold: Int = defaultThreshold) -> Bool {
         #if canImport(Glibc)
         guard getenv("MALLOC_MMAP_THRESHOLD_") == nil, threshold > 0, threshold <= Int(Int32.max) else { return false }
+        // A sanitizer's allocator answers mallopt without using the threshold; its runtime exports this query.
+        guard dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__sanitizer_get_heap_size") == nil else { return false }
         // Swift's Glibc module does not import <malloc.h>; the symbol is looked up instead. M_MMAP_THRESHOLD is -3.
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return false }
         typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
