@@ -1,18 +1,22 @@
 #!/usr/bin/env python3
 """Renders what the benchmark binaries append to $MAGPIE_BENCH_RATIOS (python3 standard library only).
 
-  report.py chart RATIOS.tsv OUT.svg   bar chart of Magpie time / peer time, one bar per row, by section
-  report.py targets RATIOS.tsv         Markdown table of the targets of parts 1-4 and wave 2 (W2), met / not met / not measured
+  report.py chart RATIOS.tsv OUT.svg   bar chart of Magpie time / peer time (memory section: peak RSS), by section
+  report.py targets RATIOS.tsv         Markdown table of the targets of waves 1 and 2, met / not met / not measured
+  report.py unmet RATIOS.tsv           Markdown list of the targets not met in that run, each with its reason from
+                                       reasons.tsv beside this file (KEY, tab, reason; '#' lines are comments)
 
-RATIOS.tsv lines (tab-separated):
+RATIOS.tsv lines (tab-separated), written by Benchmarks/Support/BenchLog.swift and scripts/bench_serve/bench_log.py:
   SECTION  LABEL  RATIO  NOTE                         a chart bar (RATIO = Magpie time / peer time)
   target   KEY    SUBJECT  MEASURED  LIMIT  VERDICT   a target verdict (VERDICT: met | not met)
 """
 import math
+import os
 import sys
 from xml.sax.saxutils import escape
 
-SECTIONS = ['decode', 'thumbnail', 'formats', 'colour', 'processing', 'cache', 'network', 'prefetch']
+SECTIONS = ['decode', 'thumbnail', 'formats', 'colour', 'processing', 'cache', 'network', 'prefetch', 'server', 'cluster',
+            'memory']
 SECTION_TITLES = {
     'decode': 'Decode (full, to RGBA)',
     'thumbnail': 'Thumbnail (decode → fit 256 → JPEG q80)',
@@ -22,36 +26,55 @@ SECTION_TITLES = {
     'cache': 'Cache (Magpie vs raw baselines and NSCache)',
     'network': 'Network (1,000 × ~50 KB over loopback, 16 at once)',
     'prefetch': 'Prefetch (1,000 images, resize 256, disk cache)',
+    'server': 'Image server (time per request: peer req/s ÷ magpie serve req/s)',
+    'cluster': 'Cluster (time per request: one instance direct ÷ behind nginx)',
+    'memory': 'Memory (peak RSS, Magpie ÷ peer)',
 }
 
-# The targets of parts 1-4 and wave 2, in the order the report lists them: key, part, what is promised, and
-# what to say when no benchmark in this run measured it.
+# The targets of waves 1 and 2 that a benchmark measures, in the order the report lists them: key, part (W1 P1 = wave 1
+# part 1), what is promised, and what to say when no benchmark in this run measured it. Wave 2 part 7 repeats W1 P1's
+# and W1 P3's targets and part 5's, so it has no rows of its own.
 TARGETS = [
-    ('p1-jpeg-thumb', 'P1', '13–15 MP baseline JPEG → 256 px JPEG: time ≤ 0.8× Pillow', 'no 13–15 MP baseline JPEG, or Pillow missing'),
-    ('p1-jpeg-thumb-rss', 'P1', 'the same thumbnail: peak RSS ≤ 25 MB', 'no 13–15 MP baseline JPEG among the inputs'),
-    ('p1-progressive-decode', 'P1', '18 MP progressive JPEG decode within 1.05× djpeg',
+    ('p1-jpeg-thumb', 'W1 P1', '13–15 MP baseline JPEG → 256 px JPEG: time ≤ 0.8× Pillow', 'no 13–15 MP baseline JPEG, or Pillow missing'),
+    ('p1-jpeg-thumb-rss', 'W1 P1', 'the same thumbnail: peak RSS ≤ 25 MB', 'no 13–15 MP baseline JPEG among the inputs'),
+    ('p1-progressive-decode', 'W1 P1', '18 MP progressive JPEG decode within 1.05× djpeg',
      'J1_Elephants_5640x3172.jpg absent (scripts/bench --fetch), or djpeg missing'),
-    ('p1-png-decode', 'P1', '15 MP PNG decode no slower than Pillow', 'no 15 MP PNG among the inputs, or Pillow missing'),
-    ('thumb-worker-rss', 'next', 'thumbnail worker peak RSS: SafeLanding_5120x2880.jpg → 256 px JPEG, Magpie ≤ 22 MB (Pillow alongside)',
+    ('p1-png-decode', 'W1 P1', '15 MP PNG decode no slower than Pillow', 'no 15 MP PNG among the inputs, or Pillow missing'),
+    ('p2-memory-hit', 'W1 P2', 'memory-cache hit ≤ 3× Dictionary + Mutex', 'magpie-cache-bench did not run'),
+    ('p2-disk-hit', 'W1 P2', 'disk-cache hit (retrieveImage) ≤ 1.1× raw decode', 'magpie-cache-bench ran without its disk part'),
+    ('p2-open', 'W1 P2', 'open a disk cache of 100,000 entries in < 1 s', 'magpie-cache-bench ran with fewer than 100,000 entries'),
+    ('p3-network', 'W1 P3', 'download throughput ≥ curl --parallel', 'curl missing, or the network bench did not run'),
+    ('p3-dedupe', 'W1 P3', 'identical concurrent requests → 1 request at the origin', 'the network bench did not run'),
+    ('p4-manager-hit', 'W1 P4', 'manager memory hit ≤ 3× raw memory lookup', 'magpie-cache-bench did not run'),
+    ('p4-manager-rate', 'W1 P4', 'manager memory hits ≥ 1 M/s', 'magpie-cache-bench did not run'),
+    ('p4-resize', 'W1 P4', 'resize 15 MP → 256 ≤ 1.0× Pillow', 'Pillow missing'),
+    ('p4-blur', 'W1 P4', 'Gaussian blur on 2 MP ≤ 1.0× Pillow', 'Pillow missing'),
+    ('p4-resize-psnr', 'W1 P4', 'resize PSNR ≥ 35 dB against Pillow LANCZOS', 'Pillow missing, or no JPEG in the corpus'),
+    ('thumb-worker-rss', 'W2 P1', 'thumbnail worker peak RSS: SafeLanding_5120x2880.jpg → 256 px JPEG, Magpie ≤ 22 MB (Pillow alongside)',
      'SafeLanding_5120x2880.jpg not among the inputs, or magpie-bench did not run'),
-    ('p2-memory-hit', 'P2', 'memory-cache hit ≤ 3× Dictionary + Mutex', 'magpie-cache-bench did not run'),
-    ('p2-disk-hit', 'P2', 'disk-cache hit (retrieveImage) ≤ 1.1× raw decode', 'magpie-cache-bench ran without its disk part'),
-    ('p2-open', 'P2', 'open a disk cache of 100,000 entries in < 1 s', 'magpie-cache-bench ran with fewer than 100,000 entries'),
-    ('p3-network', 'P3', 'download throughput ≥ curl --parallel', 'curl missing, or the network bench did not run'),
-    ('p3-dedupe', 'P3', 'identical concurrent requests → 1 request at the origin', 'the network bench did not run'),
-    ('p4-manager-hit', 'P4', 'manager memory hit ≤ 3× raw memory lookup', 'magpie-cache-bench did not run'),
-    ('p4-manager-rate', 'P4', 'manager memory hits ≥ 1 M/s', 'magpie-cache-bench did not run'),
-    ('p4-resize', 'P4', 'resize 15 MP → 256 ≤ 1.0× Pillow', 'Pillow missing'),
-    ('p4-blur', 'P4', 'Gaussian blur on 2 MP ≤ 1.0× Pillow', 'Pillow missing'),
-    ('p4-resize-psnr', 'P4', 'resize PSNR ≥ 35 dB against Pillow LANCZOS', 'Pillow missing, or no JPEG in the corpus'),
-    ('w2-avif-decode', 'W2', 'AVIF decode (13 MP phone photo) ≤ 1.0× the best peer (Pillow, avifdec)',
+    ('w2-avif-decode', 'W2 P3', 'AVIF decode (13 MP phone photo) ≤ 1.0× the best peer (Pillow, avifdec)',
      'Magpie has no AVIF decoder in this build, or no peer installed'),
-    ('w2-heic-decode', 'W2', 'HEIC decode (4032×3024 iPhone grid) ≤ 1.0× the best peer (pillow-heif, heif-convert)',
+    ('w2-heic-decode', 'W2 P3', 'HEIC decode (4032×3024 iPhone grid) ≤ 1.0× the best peer (pillow-heif, heif-convert)',
      'Magpie has no HEIC decoder in this build, or no peer installed'),
-    ('w2-jxl-decode', 'W2', 'JPEG XL decode (13 MP lossy) ≤ 1.0× djxl', 'Magpie has no JPEG XL decoder in this build, or djxl missing'),
-    ('w2-tiff-decode', 'W2', 'TIFF decode (13 MP deflate RGB) ≤ 1.0× Pillow', 'Magpie has no TIFF decoder in this build, or Pillow missing'),
-    ('w2-srgb', 'W2', 'decode with sRGB conversion (13 MP Display P3 JPEG) adds ≤ 15 % to the plain decode',
+    ('w2-jxl-decode', 'W2 P3', 'JPEG XL decode (13 MP lossy) ≤ 1.0× djxl', 'Magpie has no JPEG XL decoder in this build, or djxl missing'),
+    ('w2-tiff-decode', 'W2 P3', 'TIFF decode (13 MP deflate RGB) ≤ 1.0× Pillow', 'Magpie has no TIFF decoder in this build, or Pillow missing'),
+    ('w2-srgb', 'W2 P3', 'decode with sRGB conversion (13 MP Display P3 JPEG) adds ≤ 15 % to the plain decode',
      'the formats section did not run'),
+    ('w2p4-large-body', 'W2 P4', 'a body past 4 MiB is spooled to disk: anonymous memory stays within the decoded image '
+     '(if any) + the idle process + 4 MiB', 'magpie-http-bench did not run'),
+    ('w2p4-resume', 'W2 P4', 'a resumed download transfers only the missing bytes (origin byte count)', 'magpie-http-bench did not run'),
+    ('w2p4-swr', 'W2 P4', 'stale-while-revalidate answers before the slow origin does', 'magpie-http-bench did not run'),
+    ('w2p5-cold-jpeg', 'W2 P5', 'magpie serve, cold JPEG (a new 2K source per request → 512 px): req/s ≥ 2× thumbor',
+     'scripts/bench-serve did not run (--skip-serve), or thumbor missing'),
+    ('w2p5-cold-ahead', 'W2 P5', 'magpie serve, cold, every format (JPEG, WebP, AVIF): req/s ahead of thumbor',
+     'scripts/bench-serve did not run (--skip-serve), or thumbor missing'),
+    ('w2p5-cached', 'W2 P5', 'magpie serve, cached results: req/s ≥ 0.6× nginx serving the same files',
+     'scripts/bench-serve did not run (--skip-serve)'),
+    ('w2p5-peak-rss', 'W2 P5', "magpie serve peak RSS ≤ ½ thumbor's", 'scripts/bench-serve did not run (--skip-serve), or thumbor missing'),
+    ('w2p5-soak-rss', 'W2 P5', 'magpie serve under mixed load: RSS after 10 minutes within 10 % of after 1 minute',
+     'the soak did not run (--skip-serve, or --serve-soak-minutes 0)'),
+    ('w2p6-errors', 'W2 P6', 'cluster behind nginx (1, 2, 4 instances, and one asked directly), cold and cached under wrk: '
+     'every request answered 2xx', 'scripts/bench-cluster did not run (--skip-cluster)'),
 ]
 
 
@@ -93,9 +116,45 @@ def targets_table(path):
             out.append(f'| {part} | {promise} | {subject} | {measured} | {limit} | {cell} |')
     for key, found in by_key.items():  # a key a bench writes that TARGETS does not list yet
         for subject, measured, limit, verdict in found:
+            met, missed = (met + 1, missed) if verdict == 'met' else (met, missed + 1)
             out.append(f'| ? | {key} | {subject} | {measured} | {limit} | {verdict} |')
     summary = f'{met} met, {missed} not met, {unmeasured} not measured (each row one measurement; a target may have several).'
     return '\n'.join(out) + '\n\n' + summary
+
+
+REASONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'reasons.tsv')
+
+
+def read_reasons(path=REASONS):
+    reasons = {}
+    with open(path, encoding='utf-8') as f:
+        for line in f:
+            if line.strip() and not line.startswith('#'):
+                key, _, reason = line.rstrip('\n').partition('\t')
+                reasons[key.strip()] = reason.strip()
+    return reasons
+
+
+def unmet_list(path):
+    """One bullet per target with a row not met in this run: its measurements and the recorded reason. A met target
+    never appears; a not-met one without a reason says so, so that a new gap is seen rather than hidden."""
+    _, rows = read_rows(path)
+    missed, measured_keys = {}, set()
+    for key, subject, measured, limit, verdict in rows:
+        measured_keys.add(key)
+        if verdict != 'met':
+            missed.setdefault(key, []).append(f'{subject}: {measured} (limit {limit})')
+    reasons = read_reasons()
+    listed = [(key, part, promise) for key, part, promise, _ in TARGETS]
+    listed += [(key, '?', key) for key in missed if key not in {k for k, *_ in TARGETS}]
+    out = [f'- **{part} · {promise}.** Not met on {"; ".join(missed[key])}. '
+           f'*Why:* {reasons.get(key) or "no reason recorded yet."}' for key, part, promise in listed if key in missed]
+    if not out:
+        out.append('Every target measured in this run is met.')
+    unmeasured = [f'{part} · {promise}' for key, part, promise, _ in TARGETS if key not in measured_keys]
+    if unmeasured:
+        out.append(f'\nNot measured in this run (the targets table says why): {"; ".join(unmeasured)}.')
+    return '\n'.join(out)
 
 
 def nice_ticks(lo, hi):
@@ -130,7 +189,7 @@ def chart(path, out_path):
     svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" {font} font-size="12">',
            f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
            '<text x="16" y="26" font-size="17" font-weight="bold" fill="#222">Magpie time ÷ peer time, per task (log scale)</text>',
-           '<text x="16" y="46" fill="#555">Below 1× (green, left of the line) Magpie is faster than the peer; above 1× (red) it is slower.</text>',
+           '<text x="16" y="46" fill="#555">Below 1× (green, left of the line) Magpie is faster than the peer (memory section: smaller); above 1× (red) it is slower (larger).</text>',
            '<text x="16" y="62" fill="#555">Blue: against a raw floor or a reference that does less work (the overhead Magpie adds; see the targets table).</text>']
     axis_y = top - 12
     for t in ticks:
@@ -169,6 +228,8 @@ def main(argv):
         chart(argv[2], argv[3])
     elif len(argv) == 3 and argv[1] == 'targets':
         print(targets_table(argv[2]))
+    elif len(argv) == 3 and argv[1] == 'unmet':
+        print(unmet_list(argv[2]))
     else:
         sys.exit(__doc__)
 

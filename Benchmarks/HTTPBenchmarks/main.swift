@@ -7,6 +7,7 @@
 //   3. stale-while-revalidate against an origin that answers after 500 ms: the retrieval's latency with the
 //      directive vs a blocking revalidation of the same entry.
 // The origin is MagpieOrigin in this process; the children load from it over loopback.
+// With MAGPIE_BENCH_RATIOS set, appends part 4's target verdicts and the memory bars (Benchmarks/report.py).
 //   magpie-http-bench [--runs N]
 import Foundation
 import Magpie
@@ -92,9 +93,8 @@ func bodyChild(_ arguments: [String]) async -> Never {
     exit(0)
 }
 
-/// A PNG of about `bytes` bytes that does not compress (RGB noise, opaque).
-func noisePNG(approximately bytes: Int) throws -> Data {
-    let side = Int(Double(bytes / 3).squareRoot())
+/// A `side`×`side` PNG that does not compress (RGB noise, opaque): about 3 × side² bytes.
+func noisePNG(side: Int) throws -> Data {
     var state: UInt64 = 0x9E37_79B9_7F4A_7C15
     var rgba = [UInt8](repeating: 255, count: side * side * 4)
     for i in rgba.indices where i % 4 != 3 {
@@ -139,7 +139,8 @@ func main() async throws {
         arguments.removeSubrange(index...(index + 1))
     }
     log("http-bench: making a ~40 MB noise PNG")
-    let png = try noisePNG(approximately: 40_000_000)
+    let side = Int((40_000_000 / 3.0).squareRoot())
+    let png = try noisePNG(side: side)
     var cut = OriginAsset(bytes: [UInt8](png), contentType: "image/png")
     cut.cutAfter = png.count / 2
     let origin = try await ImageOrigin.start(assets: [
@@ -243,6 +244,30 @@ func main() async throws {
     print("| `max-age=0` (blocking revalidation, 304) | \(format(median(blockingTimes), 1)) ms | 1.00× |")
     print("| `max-age=0, stale-while-revalidate=600` (served stale, revalidated in the background) | \(format(median(swrTimes), 1)) ms | \(format(median(swrTimes) / median(blockingTimes), 3))× |")
     print()
+
+    // Part 4's targets. A spooled body adds no more heap than the spool threshold (4 MiB) over the idle process and,
+    // when decoded, the image's own pixels; the resumed attempt sends only what the first one did not keep; a stale
+    // entry under stale-while-revalidate answers before the origin's 500 ms.
+    let threshold = 4096, pixelsKiB = side * side * 4 / 1024
+    for (row, (short, imageKiB)) in zip(rows, [("40 MiB body", 0), ("40 MB PNG retrieved", pixelsKiB)]) {
+        let added = row.spooled.anon - idle.anon - imageKiB
+        let image = imageKiB > 0 ? " − the decoded \(side)×\(side) image \(mib(imageKiB)) MiB" : ""
+        BenchLog.target(
+            "w2p4-large-body", "\(row.label), spooled (bodies in memory: anonymous peak \(mib(row.memory.anon)) MiB)",
+            measured: "+\(mib(added)) MiB (anonymous peak \(mib(row.spooled.anon)) − idle \(mib(idle.anon))\(image))",
+            limit: "≤ +4.0 MiB", met: added <= threshold)
+        BenchLog.ratio(
+            "memory", "\(short): anonymous peak, spooled vs in memory",
+            Double(row.spooled.anon) / Double(max(1, row.memory.anon)), note: "reference: Magpie with every body in memory (wave 1)")
+    }
+    BenchLog.target(
+        "w2p4-resume", "\(png.count)-byte PNG cut at half, second attempt with Range + If-Range (206, body byte-identical)",
+        measured: "\(format(Double(secondSent) / Double(png.count) * 100, 1)) % of the body sent again, \(format(Double(kept) / Double(png.count) * 100, 1)) % kept",
+        limit: "< 100 % (the missing bytes only)", met: kept > 0 && secondSent < png.count)
+    BenchLog.target(
+        "w2p4-swr", "stale entry, `max-age=0, stale-while-revalidate=600`, origin answering after 500 ms",
+        measured: "\(format(median(swrTimes), 1)) ms (blocking revalidation \(format(median(blockingTimes), 1)) ms)",
+        limit: "< 500 ms", met: median(swrTimes) < 500)
 }
 
 /// A 64×48 PNG.

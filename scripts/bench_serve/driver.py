@@ -31,6 +31,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+import bench_log  # beside this file: rows for scripts/bench's targets table and chart
+
 FORMATS = {  # name: (magpie format option, thumbor format filter, file extension, magic test)
     "jpeg": ("jpeg", "jpeg", "jpg", lambda b: b[:3] == b"\xff\xd8\xff"),
     "webp": ("webp", "webp", "webp", lambda b: b[:4] == b"RIFF" and b[8:12] == b"WEBP"),
@@ -784,11 +786,25 @@ http {{
             return None
         return sorted(runs, key=lambda r: r.rps)[len(runs) // 2]  # the median run (the upper one of two)
 
+    def log_cell(self, fmt, mode, magpie, peer, ratio):
+        """The cell's chart bar (time per request: the peer's req/s over magpie's) and its target rows."""
+        label = LABEL[fmt]
+        if mode == "cold":
+            bench_log.ratio("server", f"cold {label} vs thumbor", 1 / ratio)
+            subject = f"cold {label}: magpie {magpie.rps:,.1f} vs thumbor {peer.rps:,.1f} req/s"
+            if fmt == "jpeg":
+                bench_log.target("w2p5-cold-jpeg", subject, f"{ratio:.2f}× thumbor", "≥ 2.00×", ratio >= 2.0)
+            bench_log.target("w2p5-cold-ahead", subject, f"{ratio:.2f}× thumbor", "> 1.00×", ratio > 1.0)
+        else:
+            bench_log.ratio("server", f"cached {label} vs nginx static", 1 / ratio)
+            bench_log.target("w2p5-cached", f"cached {label}: magpie {magpie.rps:,.0f} vs nginx {peer.rps:,.0f} req/s",
+                             f"{ratio:.2f}× nginx", "≥ 0.60×", ratio >= 0.6)
+
     def report(self, load_start, load_end):
         a = self.args
         out = []
         w = out.append
-        w("## Image server")
+        w("## Image server (wave 2, part 5)")
         w("")
         w(f"`scripts/bench-serve`: `magpie serve` against thumbor {a.thumbor_version or '(not installed)'} "
           f"(PIL engine, Pillow {a.pillow_version or '?'}, {self.cores} engine threads), nginx "
@@ -829,6 +845,8 @@ http {{
                 else:
                     met = "met" if ratio >= target else "**not met**"
                 verdicts.append(met)
+                if ratio:
+                    self.log_cell(fmt, mode, m, p, ratio)
                 fmt_rps = lambda r: f"{r.rps:,.1f}" if r else "skipped"
                 lat = lambda r, attr: f"{getattr(r, attr):.1f}" if r else "–"
                 w(f"| {LABEL[fmt]} | {mode} | {fmt_rps(m)} | {peer} | {fmt_rps(p)} | "
@@ -848,6 +866,9 @@ http {{
                 m = self.best(fmt, "cold", "magpie")
                 t = self.best(fmt, "cold", "thumbor")
                 f = self.floor[fmt]
+                if m:
+                    bench_log.ratio("server", f"cold {LABEL[fmt]} vs the libvips floor (no HTTP)", f / m.rps,
+                                    note="floor: vipsthumbnail alone, no HTTP")
                 w(f"| {LABEL[fmt]} | {f:.1f} | {f'{m.rps:.1f}' if m else 'skipped'} | "
                   f"{f'{m.rps / f:.2f}' if m else '–'} | {f'{t.rps / f:.2f}' if t else '–'} |")
             w("")
@@ -894,6 +915,9 @@ http {{
             ratio = peaks["magpie"] / peaks["thumbor"]
             met = "met" if ratio <= 0.5 else "**not met**"
             verdicts.append(met)
+            bench_log.ratio("memory", "magpie serve peak RSS vs thumbor", ratio)
+            bench_log.target("w2p5-peak-rss", f"peak RSS with child processes: magpie {peaks['magpie']:.1f} MiB, "
+                             f"thumbor {peaks['thumbor']:.1f} MiB", f"{ratio:.2f}× thumbor", "≤ 0.50×", ratio <= 0.5)
             w(f"Peak RSS magpie / thumbor: {ratio:.2f} (target ≤ 0.5): {met}.")
             anon = (self.sampler.peak_anon.get("magpie"), self.sampler.peak_anon.get("thumbor"))
             if all(anon):
@@ -917,6 +941,10 @@ http {{
             net_first, net_last = s["first"] - s["cache_first"], s["last"] - s["cache_last"]
             net_change = (net_last - net_first) / net_first * 100 if net_first else 0
             net_met = "met" if abs(net_change) <= 10 else "**not met**"
+            shortened = " (shortened: the target's is 10 min)" if s["seconds"] < 600 else ""
+            bench_log.target("w2p5-soak-rss", f"{s['seconds'] / 60:g}-min mixed soak{shortened}; net of the result "
+                             f"memory cache {net_change:+.1f} %", f"{s['first']:.1f} MiB at {fmt_t(s['reference'])} → "
+                             f"{s['last']:.1f} MiB at {fmt_t(s['end'])} ({change:+.1f} %)", "within ±10 %", abs(change) <= 10)
             w(f"The result memory cache held {s['cache_first']:.1f} MiB at {fmt_t(s['reference'])} and "
               f"{s['cache_last']:.1f} MiB at the end (bounded by --memory-cache-size); RSS net of it: "
               f"{net_first:.1f} → {net_last:.1f} MiB ({net_change:+.1f} %; target within 10 %): {net_met}.")
