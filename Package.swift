@@ -51,17 +51,9 @@ let package = Package(
                 .linkedLibrary("webpdemux"),
                 .linkedLibrary("webpmux"),
                 .linkedLibrary("z"),
-                .linkedLibrary("avif"),
-                .linkedLibrary("heif"),
-                .linkedLibrary("jxl"),
-                .linkedLibrary("jxl_threads"),
-                .linkedLibrary("tiff"),
                 .linkedLibrary("lcms2"),
-                .linkedLibrary("rsvg-2"),
-                .linkedLibrary("cairo"),
-                .linkedLibrary("gio-2.0"),
-                .linkedLibrary("gobject-2.0"),
-                .linkedLibrary("glib-2.0"),
+                // libavif, libheif, libjxl, libtiff and librsvg are opened on first use, not linked:
+                // Sources/CImageCodecs/lazy_library.h says why.
             ]
         ),
 
@@ -205,6 +197,8 @@ let package = Package(
         .executableTarget(name: "magpie-short-job", dependencies: ["Magpie"], path: "Tests/ShortJobHelper"),
         // Child process for AllocatorPolicyTests: the policy checked in a heap no other test has used.
         .executableTarget(name: "magpie-allocator-check", dependencies: ["MagpieServer"], path: "Tests/AllocatorCheckHelper"),
+        // Child process for LazyCodecLibraryTests: which codec libraries a fresh process has mapped, step by step.
+        .executableTarget(name: "magpie-library-check", dependencies: ["MagpieCore"], path: "Tests/LibraryCheckHelper"),
         .testTarget(
             name: "MagpieTests",
             dependencies: [

@@ -10,6 +10,41 @@
 
 #include "mg_avif.h"
 #include "internal.h"
+#include "lazy_library.h"
+
+// Opened on first use (lazy_library.h says why): every function of the library this file calls.
+#define AVIF_FUNCTIONS(X) \
+    X(avifCropRectConvertCleanApertureBox) \
+    X(avifDecoderCreate) \
+    X(avifDecoderDestroy) \
+    X(avifDecoderNthImage) \
+    X(avifDecoderNthImageTiming) \
+    X(avifDecoderParse) \
+    X(avifDecoderSetIOMemory) \
+    X(avifDiagnosticsClearError) \
+    X(avifEncoderAddImage) \
+    X(avifEncoderCreate) \
+    X(avifEncoderDestroy) \
+    X(avifEncoderFinish) \
+    X(avifImageCreate) \
+    X(avifImageDestroy) \
+    X(avifImageRGBToYUV) \
+    X(avifImageSetMetadataExif) \
+    X(avifImageSetMetadataXMP) \
+    X(avifImageSetProfileICC) \
+    X(avifImageYUVToRGB) \
+    X(avifRGBImageSetDefaults) \
+    X(avifRWDataFree) \
+    X(avifResultToString)
+MG_LAZY_POINTERS(AVIF_FUNCTIONS)
+MG_LAZY_SYMBOLS(AVIF_FUNCTIONS, avif_symbols)
+static const char *const *const avif_files[] = {
+    (const char *const[]){"libavif.so", "libavif.so.15", NULL},
+};
+static mg_lazy_library avif_library = {
+    .what = "libavif", .files = avif_files, .file_count = MG_LAZY_COUNT(avif_files),
+    .symbols = avif_symbols, .symbol_count = MG_LAZY_COUNT(avif_symbols), .once = PTHREAD_ONCE_INIT,
+};
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -38,13 +73,13 @@ static int status_for(avifResult result, const char *diag) {
 
 static int fail_result(mg_error *err, avifResult result, const avifDiagnostics *diag, const char *what) {
     const char *detail = diag ? diag->error : "";
-    return mg_fail(err, status_for(result, detail), "%s: %s%s%s", what, avifResultToString(result),
+    return mg_fail(err, status_for(result, detail), "%s: %s%s%s", what, p_avifResultToString(result),
                    detail[0] ? ": " : "", detail);
 }
 
 static int fail_encode(mg_error *err, avifResult result, const avifDiagnostics *diag, const char *what) {
     const char *detail = diag ? diag->error : "";
-    return mg_fail(err, MG_ERR_ENCODE, "%s: %s%s%s", what, avifResultToString(result), detail[0] ? ": " : "",
+    return mg_fail(err, MG_ERR_ENCODE, "%s: %s%s%s", what, p_avifResultToString(result), detail[0] ? ": " : "",
                    detail);
 }
 
@@ -55,7 +90,7 @@ static int open_decoder(const uint8_t *data, size_t length, const mg_limits *lim
                         mg_error *err) {
     *out = NULL;
     if (length == 0) return mg_fail(err, MG_ERR_TRUNCATED, "no data");
-    avifDecoder *decoder = avifDecoderCreate();
+    avifDecoder *decoder = p_avifDecoderCreate();
     if (!decoder) return mg_fail(err, MG_ERR_NO_MEMORY, "could not create the AVIF decoder");
     // Files without `pixi` and similar harmless omissions decode, as in other decoders.
     decoder->strictFlags = AVIF_STRICT_DISABLED;
@@ -63,14 +98,14 @@ static int open_decoder(const uint8_t *data, size_t length, const mg_limits *lim
     // libavif refuses an `ispe` or grid above its limit while parsing, before any AV1 decoding.
     if (limits && limits->max_pixels && limits->max_pixels < AVIF_DEFAULT_IMAGE_SIZE_LIMIT)
         decoder->imageSizeLimit = (uint32_t)limits->max_pixels;
-    avifResult result = avifDecoderSetIOMemory(decoder, data, length);
-    if (result == AVIF_RESULT_OK) result = avifDecoderParse(decoder);
+    avifResult result = p_avifDecoderSetIOMemory(decoder, data, length);
+    if (result == AVIF_RESULT_OK) result = p_avifDecoderParse(decoder);
     if (result != AVIF_RESULT_OK) {
         int status = fail_result(err, result, &decoder->diag, "parsing the AVIF container");
         if (status == MG_ERR_TOO_LARGE && limits && limits->max_pixels)
             mg_fail(err, MG_ERR_TOO_LARGE, "AVIF image is above the limit of %llu pixels (libavif: %s)",
                     (unsigned long long)limits->max_pixels, decoder->diag.error);
-        avifDecoderDestroy(decoder);
+        p_avifDecoderDestroy(decoder);
         return status;
     }
     *out = decoder;
@@ -86,9 +121,9 @@ static int crop_rect(const avifImage *image, avifCropRect *rect) {
     rect->height = image->height;
     if (!(image->transformFlags & AVIF_TRANSFORM_CLAP)) return 0;
     avifDiagnostics diag;
-    avifDiagnosticsClearError(&diag);
+    p_avifDiagnosticsClearError(&diag);
     avifCropRect converted;
-    if (!avifCropRectConvertCleanApertureBox(&converted, &image->clap, image->width, image->height,
+    if (!p_avifCropRectConvertCleanApertureBox(&converted, &image->clap, image->width, image->height,
                                              image->yuvFormat, &diag))
         return 0;
     if (converted.width == 0 || converted.height == 0) return 0;
@@ -129,12 +164,13 @@ static void size_from_message(const char *message, mg_avif_info *info) {
 int mg_avif_probe(const uint8_t *data, size_t length, mg_avif_info *info, mg_error *err) {
     if (info) memset(info, 0, sizeof *info);
     if (!data || !info) return mg_fail(err, MG_ERR_INVALID_ARGUMENT, "NULL argument");
+    if (!mg_lazy_load(&avif_library, err)) return MG_ERR_UNSUPPORTED;
     avifDecoder *decoder = NULL;
     int status = open_decoder(data, length, NULL, &decoder, err);
     if (status == MG_ERR_TOO_LARGE && err) size_from_message(err->message, info);
     if (status != MG_OK) return status;
     fill_info(decoder, info);
-    avifDecoderDestroy(decoder);
+    p_avifDecoderDestroy(decoder);
     return MG_OK;
 }
 
@@ -243,7 +279,7 @@ static int check_limits(const avifDecoder *decoder, uint32_t decoded, const mg_l
 
 static int decode_frame(avifDecoder *decoder, uint32_t index, uint32_t decoded, const mg_limits *limits,
                         const mg_bitmap *first, mg_bitmap *bitmap, mg_error *err) {
-    avifResult result = avifDecoderNthImage(decoder, index);
+    avifResult result = p_avifDecoderNthImage(decoder, index);
     if (result != AVIF_RESULT_OK) {
         char what[64];
         snprintf(what, sizeof what, "decoding AVIF frame %u", index + 1);
@@ -260,7 +296,7 @@ static int decode_frame(avifDecoder *decoder, uint32_t index, uint32_t decoded, 
                        image->height, first->width, first->height);
     }
     avifRGBImage rgb;
-    avifRGBImageSetDefaults(&rgb, image);
+    p_avifRGBImageSetDefaults(&rgb, image);
     rgb.format = AVIF_RGB_FORMAT_RGBA;
     rgb.depth = 8;  // libavif rounds 10- and 12-bit samples to 8 bits
     rgb.alphaPremultiplied = AVIF_FALSE;  // premultiplied files come out straight
@@ -270,7 +306,7 @@ static int decode_frame(avifDecoder *decoder, uint32_t index, uint32_t decoded, 
     if (!rgb.pixels)
         return mg_fail(err, MG_ERR_NO_MEMORY, "could not allocate %zu bytes for %ux%u", size, image->width,
                        image->height);
-    result = avifImageYUVToRGB(image, &rgb);
+    result = p_avifImageYUVToRGB(image, &rgb);
     if (result != AVIF_RESULT_OK) {
         free(rgb.pixels);
         return fail_result(err, result, NULL, "converting AVIF YUV to RGB");
@@ -306,6 +342,7 @@ int mg_avif_decode(const uint8_t *data, size_t length, const mg_limits *limits,
                    const mg_avif_decode_options *options, mg_avif_image *out, mg_error *err) {
     if (out) memset(out, 0, sizeof *out);
     if (!data || !out) return mg_fail(err, MG_ERR_INVALID_ARGUMENT, "NULL argument");
+    if (!mg_lazy_load(&avif_library, err)) return MG_ERR_UNSUPPORTED;
     avifDecoder *decoder = NULL;
     int status = open_decoder(data, length, limits, &decoder, err);
     if (status != MG_OK) return status;
@@ -329,13 +366,13 @@ int mg_avif_decode(const uint8_t *data, size_t length, const mg_limits *limits,
         if (i == 0 && status == MG_OK) stored_first = (mg_bitmap){NULL, decoder->image->width, decoder->image->height};
         if (status != MG_OK) break;
         avifImageTiming timing;
-        if (sequence && avifDecoderNthImageTiming(decoder, i, &timing) == AVIF_RESULT_OK && timing.timescale)
+        if (sequence && p_avifDecoderNthImageTiming(decoder, i, &timing) == AVIF_RESULT_OK && timing.timescale)
             out->durations_us[i] =
                 (timing.durationInTimescales * 1000000 + timing.timescale / 2) / timing.timescale;
         if (i == 0) fill_meta(decoder, &out->meta);
     }
     out->is_sequence = sequence;
-    avifDecoderDestroy(decoder);
+    p_avifDecoderDestroy(decoder);
     if (status != MG_OK) mg_avif_image_release(out);
     return status;
 }
@@ -368,13 +405,13 @@ static void configure(avifEncoder *encoder, const mg_avif_encode_options *option
 
 static avifImage *make_image(uint32_t width, uint32_t height, const mg_avif_encode_options *options) {
     avifPixelFormat format = options->lossless ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420;
-    avifImage *image = avifImageCreate(width, height, 8, format);
+    avifImage *image = p_avifImageCreate(width, height, 8, format);
     if (!image) return NULL;
     image->yuvRange = AVIF_RANGE_FULL;
     // Identity keeps RGB as it is, which lossless needs; BT.601 is what every decoder handles.
     image->matrixCoefficients = options->lossless ? AVIF_MATRIX_COEFFICIENTS_IDENTITY : AVIF_MATRIX_COEFFICIENTS_BT601;
     if (options->icc && options->icc_length) {
-        avifImageSetProfileICC(image, options->icc, options->icc_length);
+        p_avifImageSetProfileICC(image, options->icc, options->icc_length);
         image->colorPrimaries = AVIF_COLOR_PRIMARIES_UNSPECIFIED;
         image->transferCharacteristics = AVIF_TRANSFER_CHARACTERISTICS_UNSPECIFIED;
     } else if (options->has_cicp) {
@@ -385,13 +422,13 @@ static avifImage *make_image(uint32_t width, uint32_t height, const mg_avif_enco
         image->transferCharacteristics = AVIF_TRANSFER_CHARACTERISTICS_SRGB;
     }
     if (options->exif && options->exif_length) {
-        avifImageSetMetadataExif(image, options->exif, options->exif_length);
+        p_avifImageSetMetadataExif(image, options->exif, options->exif_length);
         // libavif 0.11 turns the EXIF orientation into irot/imir; our pixels are already upright.
         image->transformFlags &= ~(avifTransformFlags)(AVIF_TRANSFORM_IROT | AVIF_TRANSFORM_IMIR);
         image->irot.angle = 0;
         image->imir.mode = 0;
     }
-    if (options->xmp && options->xmp_length) avifImageSetMetadataXMP(image, options->xmp, options->xmp_length);
+    if (options->xmp && options->xmp_length) p_avifImageSetMetadataXMP(image, options->xmp, options->xmp_length);
     return image;
 }
 
@@ -402,14 +439,15 @@ int mg_avif_encode(const mg_avif_frame *frames, uint32_t count, uint32_t width, 
         out->length = 0;
     }
     if (!frames || !options || !out) return mg_fail(err, MG_ERR_INVALID_ARGUMENT, "NULL argument");
+    if (!mg_lazy_load(&avif_library, err)) return MG_ERR_UNSUPPORTED;
     if (count == 0) return mg_fail(err, MG_ERR_ENCODE, "nothing to encode: no frames");
     if (width == 0 || height == 0 || width > 65536 || height > 65536)
         return mg_fail(err, MG_ERR_ENCODE, "cannot encode a %ux%u AVIF", width, height);
     avifImage *image = make_image(width, height, options);
-    avifEncoder *encoder = avifEncoderCreate();
+    avifEncoder *encoder = p_avifEncoderCreate();
     if (!image || !encoder) {
-        if (image) avifImageDestroy(image);
-        if (encoder) avifEncoderDestroy(encoder);
+        if (image) p_avifImageDestroy(image);
+        if (encoder) p_avifEncoderDestroy(encoder);
         return mg_fail(err, MG_ERR_NO_MEMORY, "could not create the AVIF encoder");
     }
     configure(encoder, options);
@@ -419,19 +457,19 @@ int mg_avif_encode(const mg_avif_frame *frames, uint32_t count, uint32_t width, 
     avifAddImageFlags flags = count == 1 ? AVIF_ADD_IMAGE_FLAG_SINGLE : AVIF_ADD_IMAGE_FLAG_NONE;
     for (uint32_t i = 0; i < count && status == MG_OK; i++) {
         avifRGBImage rgb;
-        avifRGBImageSetDefaults(&rgb, image);
+        p_avifRGBImageSetDefaults(&rgb, image);
         rgb.format = AVIF_RGB_FORMAT_RGBA;
         rgb.depth = 8;
         rgb.ignoreAlpha = opaque ? AVIF_TRUE : AVIF_FALSE;
         rgb.pixels = (uint8_t *)frames[i].rgba;
         rgb.rowBytes = width * 4;
-        avifResult result = avifImageRGBToYUV(image, &rgb);
+        avifResult result = p_avifImageRGBToYUV(image, &rgb);
         if (result != AVIF_RESULT_OK) {
             status = fail_encode(err, result, NULL, "converting RGB to YUV");
             break;
         }
         uint64_t duration = frames[i].duration_ms ? frames[i].duration_ms : 1;
-        result = avifEncoderAddImage(encoder, image, duration, flags);
+        result = p_avifEncoderAddImage(encoder, image, duration, flags);
         if (result != AVIF_RESULT_OK) {
             char what[64];
             snprintf(what, sizeof what, "encoding AVIF frame %u", i + 1);
@@ -440,7 +478,7 @@ int mg_avif_encode(const mg_avif_frame *frames, uint32_t count, uint32_t width, 
     }
     avifRWData output = AVIF_DATA_EMPTY;
     if (status == MG_OK) {
-        avifResult result = avifEncoderFinish(encoder, &output);
+        avifResult result = p_avifEncoderFinish(encoder, &output);
         if (result != AVIF_RESULT_OK) {
             status = fail_encode(err, result, &encoder->diag, "finishing the AVIF file");
         } else {
@@ -453,8 +491,8 @@ int mg_avif_encode(const mg_avif_frame *frames, uint32_t count, uint32_t width, 
             }
         }
     }
-    avifRWDataFree(&output);
-    avifEncoderDestroy(encoder);
-    avifImageDestroy(image);
+    p_avifRWDataFree(&output);
+    p_avifEncoderDestroy(encoder);
+    p_avifImageDestroy(image);
     return status;
 }

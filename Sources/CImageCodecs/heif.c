@@ -10,6 +10,58 @@
 
 #include "mg_heif.h"
 #include "internal.h"
+#include "lazy_library.h"
+
+// Opened on first use (lazy_library.h says why): every function of the library this file calls.
+#define HEIF_FUNCTIONS(X) \
+    X(heif_context_alloc) \
+    X(heif_context_free) \
+    X(heif_context_get_image_handle) \
+    X(heif_context_get_list_of_top_level_image_IDs) \
+    X(heif_context_get_primary_image_ID) \
+    X(heif_context_get_primary_image_handle) \
+    X(heif_context_is_top_level_image_ID) \
+    X(heif_context_read_from_memory_without_copy) \
+    X(heif_context_set_max_decoding_threads) \
+    X(heif_context_set_maximum_image_size_limit) \
+    X(heif_decode_image) \
+    X(heif_decoding_options_alloc) \
+    X(heif_decoding_options_free) \
+    X(heif_image_get_bits_per_pixel_range) \
+    X(heif_image_get_chroma_format) \
+    X(heif_image_get_height) \
+    X(heif_image_get_plane_readonly) \
+    X(heif_image_get_width) \
+    X(heif_image_handle_get_color_profile_type) \
+    X(heif_image_handle_get_height) \
+    X(heif_image_handle_get_ispe_height) \
+    X(heif_image_handle_get_ispe_width) \
+    X(heif_image_handle_get_list_of_metadata_block_IDs) \
+    X(heif_image_handle_get_luma_bits_per_pixel) \
+    X(heif_image_handle_get_metadata) \
+    X(heif_image_handle_get_metadata_content_type) \
+    X(heif_image_handle_get_metadata_size) \
+    X(heif_image_handle_get_metadata_type) \
+    X(heif_image_handle_get_nclx_color_profile) \
+    X(heif_image_handle_get_number_of_metadata_blocks) \
+    X(heif_image_handle_get_raw_color_profile) \
+    X(heif_image_handle_get_raw_color_profile_size) \
+    X(heif_image_handle_get_width) \
+    X(heif_image_handle_has_alpha_channel) \
+    X(heif_image_handle_is_premultiplied_alpha) \
+    X(heif_image_handle_release) \
+    X(heif_image_release) \
+    X(heif_init) \
+    X(heif_nclx_color_profile_free)
+MG_LAZY_POINTERS(HEIF_FUNCTIONS)
+MG_LAZY_SYMBOLS(HEIF_FUNCTIONS, heif_symbols)
+static const char *const *const heif_files[] = {
+    (const char *const[]){"libheif.so", "libheif.so.1", NULL},
+};
+static mg_lazy_library heif_library = {
+    .what = "libheif", .files = heif_files, .file_count = MG_LAZY_COUNT(heif_files),
+    .symbols = heif_symbols, .symbol_count = MG_LAZY_COUNT(heif_symbols), .once = PTHREAD_ONCE_INIT,
+};
 
 // libheif 1.15's MAX_IMAGE_WIDTH/MAX_IMAGE_HEIGHT (heif_limits.h), the limit a fresh context has.
 #define MG_HEIF_DEFAULT_SIDE_LIMIT 32768u
@@ -17,7 +69,7 @@
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 // Loads libheif's decoder plugins once for the whole process (never undone: decoding runs on many threads).
-static void init_library(void) { heif_init(NULL); }
+static void init_library(void) { p_heif_init(NULL); }
 
 static int status_for(struct heif_error error) {
     if (error.subcode == heif_suberror_Security_limit_exceeded) return MG_ERR_TOO_LARGE;
@@ -41,30 +93,30 @@ static int open_primary(const uint8_t *data, size_t length, uint64_t side_limit,
     *handle = NULL;
     if (length == 0) return mg_fail(err, MG_ERR_TRUNCATED, "no data");
     pthread_once(&init_once, init_library);
-    struct heif_context *ctx = heif_context_alloc();
+    struct heif_context *ctx = p_heif_context_alloc();
     if (!ctx) return mg_fail(err, MG_ERR_NO_MEMORY, "could not create the HEIF context");
     // No side can be longer than the pixel limit; never raise libheif's own default above it.
-    if (side_limit && side_limit < MG_HEIF_DEFAULT_SIDE_LIMIT) heif_context_set_maximum_image_size_limit(ctx, (int)side_limit);
+    if (side_limit && side_limit < MG_HEIF_DEFAULT_SIDE_LIMIT) p_heif_context_set_maximum_image_size_limit(ctx, (int)side_limit);
     // Grid tiles on two threads (libheif starts them per decode), as JPEG XL decodes on two: a phone photo is
     // 48 tiles, and one thread left HEIC decoding at 2.5x pillow-heif's time.
-    heif_context_set_max_decoding_threads(ctx, 2);
-    struct heif_error error = heif_context_read_from_memory_without_copy(ctx, data, length, NULL);
-    if (error.code == heif_error_Ok) error = heif_context_get_primary_image_handle(ctx, handle);
+    p_heif_context_set_max_decoding_threads(ctx, 2);
+    struct heif_error error = p_heif_context_read_from_memory_without_copy(ctx, data, length, NULL);
+    if (error.code == heif_error_Ok) error = p_heif_context_get_primary_image_handle(ctx, handle);
     // A `pitm` naming a thumbnail (an item that is not top-level) means the file's real image is the
     // first top-level one; libheif 1.15 would return the thumbnail.
     heif_item_id primary = 0, first = 0;
-    if (error.code == heif_error_Ok && heif_context_get_primary_image_ID(ctx, &primary).code == heif_error_Ok &&
-        !heif_context_is_top_level_image_ID(ctx, primary) &&
-        heif_context_get_list_of_top_level_image_IDs(ctx, &first, 1) == 1) {
+    if (error.code == heif_error_Ok && p_heif_context_get_primary_image_ID(ctx, &primary).code == heif_error_Ok &&
+        !p_heif_context_is_top_level_image_ID(ctx, primary) &&
+        p_heif_context_get_list_of_top_level_image_IDs(ctx, &first, 1) == 1) {
         struct heif_image_handle *top = NULL;
-        if (heif_context_get_image_handle(ctx, first, &top).code == heif_error_Ok) {
-            heif_image_handle_release(*handle);
+        if (p_heif_context_get_image_handle(ctx, first, &top).code == heif_error_Ok) {
+            p_heif_image_handle_release(*handle);
             *handle = top;
         }
     }
     if (error.code != heif_error_Ok) {
         int status = fail_heif(err, error, "reading the HEIF container");
-        heif_context_free(ctx);
+        p_heif_context_free(ctx);
         return status;
     }
     *context = ctx;
@@ -72,37 +124,38 @@ static int open_primary(const uint8_t *data, size_t length, uint64_t side_limit,
 }
 
 static void describe(const struct heif_image_handle *handle, mg_heif_info *info) {
-    info->width = (uint32_t)heif_image_handle_get_width(handle);
-    info->height = (uint32_t)heif_image_handle_get_height(handle);
-    int ispe_width = heif_image_handle_get_ispe_width(handle);
-    int ispe_height = heif_image_handle_get_ispe_height(handle);
+    info->width = (uint32_t)p_heif_image_handle_get_width(handle);
+    info->height = (uint32_t)p_heif_image_handle_get_height(handle);
+    int ispe_width = p_heif_image_handle_get_ispe_width(handle);
+    int ispe_height = p_heif_image_handle_get_ispe_height(handle);
     info->ispe_width = ispe_width > 0 ? (uint32_t)ispe_width : info->width;
     info->ispe_height = ispe_height > 0 ? (uint32_t)ispe_height : info->height;
-    info->has_alpha = heif_image_handle_has_alpha_channel(handle) ? 1 : 0;
-    int depth = heif_image_handle_get_luma_bits_per_pixel(handle);
+    info->has_alpha = p_heif_image_handle_has_alpha_channel(handle) ? 1 : 0;
+    int depth = p_heif_image_handle_get_luma_bits_per_pixel(handle);
     info->bit_depth = depth > 0 ? (uint32_t)depth : 0;
 }
 
 int mg_heif_probe(const uint8_t *data, size_t length, mg_heif_info *info, mg_error *err) {
     if (info) memset(info, 0, sizeof *info);
     if (!data || !info) return mg_fail(err, MG_ERR_INVALID_ARGUMENT, "NULL argument");
+    if (!mg_lazy_load(&heif_library, err)) return MG_ERR_UNSUPPORTED;
     struct heif_context *ctx = NULL;
     struct heif_image_handle *handle = NULL;
     int status = open_primary(data, length, 0, &ctx, &handle, err);
     if (status != MG_OK) return status;
     describe(handle, info);
-    heif_image_handle_release(handle);
-    heif_context_free(ctx);
+    p_heif_image_handle_release(handle);
+    p_heif_context_free(ctx);
     return MG_OK;
 }
 
 // ICC (`prof`/`rICC`) or nclx, EXIF (after the 4-byte offset to its TIFF header) and XMP.
 static void read_meta(const struct heif_image_handle *handle, const mg_heif_info *info, mg_image_meta *meta) {
-    enum heif_color_profile_type type = heif_image_handle_get_color_profile_type(handle);
+    enum heif_color_profile_type type = p_heif_image_handle_get_color_profile_type(handle);
     if (type == heif_color_profile_type_prof || type == heif_color_profile_type_rICC) {
-        size_t size = heif_image_handle_get_raw_color_profile_size(handle);
+        size_t size = p_heif_image_handle_get_raw_color_profile_size(handle);
         uint8_t *icc = size ? malloc(size) : NULL;
-        if (icc && heif_image_handle_get_raw_color_profile(handle, icc).code == heif_error_Ok) {
+        if (icc && p_heif_image_handle_get_raw_color_profile(handle, icc).code == heif_error_Ok) {
             meta->icc.bytes = icc;
             meta->icc.length = size;
         } else {
@@ -111,30 +164,30 @@ static void read_meta(const struct heif_image_handle *handle, const mg_heif_info
     }
     struct heif_color_profile_nclx *nclx = NULL;
     if (type == heif_color_profile_type_nclx &&
-        heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok && nclx) {
+        p_heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok && nclx) {
         meta->has_cicp = 1;
         meta->cicp_primaries = (uint16_t)nclx->color_primaries;
         meta->cicp_transfer = (uint16_t)nclx->transfer_characteristics;
         meta->cicp_matrix = (uint16_t)nclx->matrix_coefficients;
         meta->cicp_full_range = nclx->full_range_flag ? 1 : 0;
     }
-    if (nclx) heif_nclx_color_profile_free(nclx);
+    if (nclx) p_heif_nclx_color_profile_free(nclx);
 
-    int count = heif_image_handle_get_number_of_metadata_blocks(handle, NULL);
+    int count = p_heif_image_handle_get_number_of_metadata_blocks(handle, NULL);
     heif_item_id ids[32];
     if (count > 32) count = 32;
-    count = count > 0 ? heif_image_handle_get_list_of_metadata_block_IDs(handle, NULL, ids, count) : 0;
+    count = count > 0 ? p_heif_image_handle_get_list_of_metadata_block_IDs(handle, NULL, ids, count) : 0;
     for (int i = 0; i < count; i++) {
-        const char *kind = heif_image_handle_get_metadata_type(handle, ids[i]);
-        const char *content = heif_image_handle_get_metadata_content_type(handle, ids[i]);
+        const char *kind = p_heif_image_handle_get_metadata_type(handle, ids[i]);
+        const char *content = p_heif_image_handle_get_metadata_content_type(handle, ids[i]);
         int is_exif = kind && strcmp(kind, "Exif") == 0 && !meta->exif.bytes;
         int is_xmp = kind && strcmp(kind, "mime") == 0 && content && strcmp(content, "application/rdf+xml") == 0 &&
                      !meta->xmp.bytes;
         if (!is_exif && !is_xmp) continue;
-        size_t size = heif_image_handle_get_metadata_size(handle, ids[i]);
+        size_t size = p_heif_image_handle_get_metadata_size(handle, ids[i]);
         uint8_t *bytes = size ? malloc(size) : NULL;
         if (!bytes) continue;
-        if (heif_image_handle_get_metadata(handle, ids[i], bytes).code == heif_error_Ok) {
+        if (p_heif_image_handle_get_metadata(handle, ids[i], bytes).code == heif_error_Ok) {
             if (is_xmp) {
                 meta->xmp = mg_buffer_copy(bytes, size);
             } else if (size > 4) {
@@ -157,15 +210,15 @@ static int check_limits(const mg_heif_info *info, const mg_limits *limits, mg_er
 // Copies libheif's interleaved RGBA (8 bits, or 16-bit little-endian samples holding `depth` bits)
 // into a tightly packed RGBA8 buffer.
 static int copy_pixels(const struct heif_image *image, int depth, mg_bitmap *out, mg_error *err) {
-    int width = heif_image_get_width(image, heif_channel_interleaved);
-    int height = heif_image_get_height(image, heif_channel_interleaved);
+    int width = p_heif_image_get_width(image, heif_channel_interleaved);
+    int height = p_heif_image_get_height(image, heif_channel_interleaved);
     int stride = 0;
-    const uint8_t *plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride);
+    const uint8_t *plane = p_heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride);
     if (!plane || width <= 0 || height <= 0) return mg_fail(err, MG_ERR_CORRUPT, "libheif returned no pixels");
     size_t size = (size_t)width * height * 4;
     uint8_t *pixels = mg_alloc_pixels(size);
     if (!pixels) return mg_fail(err, MG_ERR_NO_MEMORY, "could not allocate %zu bytes for %dx%d", size, width, height);
-    if (depth <= 8 && heif_image_get_chroma_format(image) == heif_chroma_interleaved_RGB) {
+    if (depth <= 8 && p_heif_image_get_chroma_format(image) == heif_chroma_interleaved_RGB) {
         if ((size_t)stride < (size_t)width * 3) {
             mg_free(pixels);
             return mg_fail(err, MG_ERR_CORRUPT, "libheif returned rows shorter than the image");
@@ -204,18 +257,18 @@ static int copy_pixels(const struct heif_image *image, int depth, mg_bitmap *out
 // here with the nclx matrix. Returns 1 and the matrix's Kr and Kb when that applies.
 static int needs_limited_range(const struct heif_image_handle *handle, const mg_heif_info *info, double *kr,
                                double *kb) {
-    if (info->has_alpha || heif_image_handle_get_color_profile_type(handle) != heif_color_profile_type_nclx) return 0;
+    if (info->has_alpha || p_heif_image_handle_get_color_profile_type(handle) != heif_color_profile_type_nclx) return 0;
     struct heif_color_profile_nclx *nclx = NULL;
     // libheif 1.15 allocates the profile before it validates the code points and returns an error without
     // freeing it: free it whatever the answer (the decode fuzzer found the leak).
-    int read = heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok;
+    int read = p_heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok;
     if (!read || !nclx) {
-        if (nclx) heif_nclx_color_profile_free(nclx);
+        if (nclx) p_heif_nclx_color_profile_free(nclx);
         return 0;
     }
     int limited = !nclx->full_range_flag;
     int matrix = (int)nclx->matrix_coefficients;
-    heif_nclx_color_profile_free(nclx);
+    p_heif_nclx_color_profile_free(nclx);
     if (!limited) return 0;
     switch (matrix) {
     case 1: *kr = 0.2126; *kb = 0.0722; return 1;            // BT.709
@@ -236,19 +289,19 @@ static uint8_t to_byte(double v) {
 
 // Limited-range 4:4:4 YCbCr (Y 16...235, Cb/Cr 16...240, scaled to the bit depth) to opaque RGBA8.
 static int convert_limited(const struct heif_image *image, double kr, double kb, mg_bitmap *out, mg_error *err) {
-    int width = heif_image_get_width(image, heif_channel_Y);
-    int height = heif_image_get_height(image, heif_channel_Y);
-    int depth = heif_image_get_bits_per_pixel_range(image, heif_channel_Y);
+    int width = p_heif_image_get_width(image, heif_channel_Y);
+    int height = p_heif_image_get_height(image, heif_channel_Y);
+    int depth = p_heif_image_get_bits_per_pixel_range(image, heif_channel_Y);
     int y_stride = 0, cb_stride = 0, cr_stride = 0;
-    const uint8_t *yp = heif_image_get_plane_readonly(image, heif_channel_Y, &y_stride);
-    const uint8_t *cbp = heif_image_get_plane_readonly(image, heif_channel_Cb, &cb_stride);
-    const uint8_t *crp = heif_image_get_plane_readonly(image, heif_channel_Cr, &cr_stride);
+    const uint8_t *yp = p_heif_image_get_plane_readonly(image, heif_channel_Y, &y_stride);
+    const uint8_t *cbp = p_heif_image_get_plane_readonly(image, heif_channel_Cb, &cb_stride);
+    const uint8_t *crp = p_heif_image_get_plane_readonly(image, heif_channel_Cr, &cr_stride);
     // Every plane must have the luma's size and depth: chroma read with the wrong sample width would run past its rows.
     if (!yp || !cbp || !crp || width <= 0 || height <= 0 || depth < 8 || depth > 16 ||
-        heif_image_get_width(image, heif_channel_Cb) != width || heif_image_get_height(image, heif_channel_Cb) != height ||
-        heif_image_get_width(image, heif_channel_Cr) != width || heif_image_get_height(image, heif_channel_Cr) != height ||
-        heif_image_get_bits_per_pixel_range(image, heif_channel_Cb) != depth ||
-        heif_image_get_bits_per_pixel_range(image, heif_channel_Cr) != depth)
+        p_heif_image_get_width(image, heif_channel_Cb) != width || p_heif_image_get_height(image, heif_channel_Cb) != height ||
+        p_heif_image_get_width(image, heif_channel_Cr) != width || p_heif_image_get_height(image, heif_channel_Cr) != height ||
+        p_heif_image_get_bits_per_pixel_range(image, heif_channel_Cb) != depth ||
+        p_heif_image_get_bits_per_pixel_range(image, heif_channel_Cr) != depth)
         return mg_fail(err, MG_ERR_CORRUPT, "libheif returned no 4:4:4 YCbCr planes");
     size_t size = (size_t)width * height * 4;
     uint8_t *pixels = mg_alloc_pixels(size);
@@ -296,6 +349,7 @@ int mg_heif_decode(const uint8_t *data, size_t length, const mg_limits *limits, 
     if (out) memset(out, 0, sizeof *out);
     if (meta) memset(meta, 0, sizeof *meta);
     if (!data || !out || !meta) return mg_fail(err, MG_ERR_INVALID_ARGUMENT, "NULL argument");
+    if (!mg_lazy_load(&heif_library, err)) return MG_ERR_UNSUPPORTED;
     struct heif_context *ctx = NULL;
     struct heif_image_handle *handle = NULL;
     int status = open_primary(data, length, limits ? limits->max_pixels : 0, &ctx, &handle, err);
@@ -314,7 +368,7 @@ int mg_heif_decode(const uint8_t *data, size_t length, const mg_limits *limits, 
     double kr = 0, kb = 0;
     int limited = status == MG_OK && needs_limited_range(handle, &info, &kr, &kb);
     if (status == MG_OK) {
-        struct heif_decoding_options *options = heif_decoding_options_alloc();
+        struct heif_decoding_options *options = p_heif_decoding_options_alloc();
         if (!options) status = mg_fail(err, MG_ERR_NO_MEMORY, "could not allocate decoding options");
         else {
             enum heif_colorspace space = limited ? heif_colorspace_YCbCr : heif_colorspace_RGB;
@@ -323,28 +377,28 @@ int mg_heif_decode(const uint8_t *data, size_t length, const mg_limits *limits, 
             enum heif_chroma chroma = limited ? heif_chroma_444
                                       : depth > 8 ? heif_chroma_interleaved_RRGGBBAA_LE
                                       : info.has_alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB;
-            struct heif_error error = heif_decode_image(handle, &image, space, chroma, options);
-            heif_decoding_options_free(options);
+            struct heif_error error = p_heif_decode_image(handle, &image, space, chroma, options);
+            p_heif_decoding_options_free(options);
             if (error.code != heif_error_Ok) status = fail_heif(err, error, "decoding the HEIF image");
         }
     }
     if (status == MG_OK) {
         // The limits were checked on what the container declares; check them again on what was decoded.
         enum heif_channel channel = limited ? heif_channel_Y : heif_channel_interleaved;
-        int w = heif_image_get_width(image, channel), h = heif_image_get_height(image, channel);
+        int w = p_heif_image_get_width(image, channel), h = p_heif_image_get_height(image, channel);
         status = mg_check_frame_size(err, limits, w > 0 ? (uint64_t)w : 0, h > 0 ? (uint64_t)h : 0, "decoded HEIF image");
     }
     if (status == MG_OK && limited) {
         status = convert_limited(image, kr, kb, out, err);
     } else if (status == MG_OK) {
         // libheif reports the depth of what it returned; the handle's luma depth can differ (alpha, chroma).
-        int returned = heif_image_get_bits_per_pixel_range(image, heif_channel_interleaved);
+        int returned = p_heif_image_get_bits_per_pixel_range(image, heif_channel_interleaved);
         status = copy_pixels(image, depth > 8 ? (returned > 8 ? returned : depth) : 8, out, err);
     }
-    if (status == MG_OK && info.has_alpha && heif_image_handle_is_premultiplied_alpha(handle)) unpremultiply(out);
+    if (status == MG_OK && info.has_alpha && p_heif_image_handle_is_premultiplied_alpha(handle)) unpremultiply(out);
     if (status == MG_OK) read_meta(handle, &info, meta);
-    if (image) heif_image_release(image);
-    heif_image_handle_release(handle);
-    heif_context_free(ctx);
+    if (image) p_heif_image_release(image);
+    p_heif_image_handle_release(handle);
+    p_heif_context_free(ctx);
     return status;
 }

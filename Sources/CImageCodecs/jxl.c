@@ -10,6 +10,66 @@
 
 #include "mg_jxl.h"
 #include "internal.h"
+#include "lazy_library.h"
+
+// Opened on first use (lazy_library.h says why): every function of the library this file calls.
+#define JXL_FUNCTIONS(X) \
+    X(JxlColorEncodingSetToSRGB) \
+    X(JxlDecoderCreate) \
+    X(JxlDecoderDestroy) \
+    X(JxlDecoderGetBasicInfo) \
+    X(JxlDecoderGetBoxType) \
+    X(JxlDecoderGetColorAsEncodedProfile) \
+    X(JxlDecoderGetColorAsICCProfile) \
+    X(JxlDecoderGetFrameHeader) \
+    X(JxlDecoderGetICCProfileSize) \
+    X(JxlDecoderImageOutBufferSize) \
+    X(JxlDecoderProcessInput) \
+    X(JxlDecoderReleaseBoxBuffer) \
+    X(JxlDecoderSetBoxBuffer) \
+    X(JxlDecoderSetDecompressBoxes) \
+    X(JxlDecoderSetImageOutBuffer) \
+    X(JxlDecoderSetInput) \
+    X(JxlDecoderSetKeepOrientation) \
+    X(JxlDecoderSetParallelRunner) \
+    X(JxlDecoderSetPreferredColorProfile) \
+    X(JxlDecoderSubscribeEvents) \
+    X(JxlEncoderAddBox) \
+    X(JxlEncoderAddImageFrame) \
+    X(JxlEncoderCloseBoxes) \
+    X(JxlEncoderCloseInput) \
+    X(JxlEncoderCreate) \
+    X(JxlEncoderDestroy) \
+    X(JxlEncoderFrameSettingsCreate) \
+    X(JxlEncoderFrameSettingsSetOption) \
+    X(JxlEncoderGetError) \
+    X(JxlEncoderInitBasicInfo) \
+    X(JxlEncoderInitExtraChannelInfo) \
+    X(JxlEncoderInitFrameHeader) \
+    X(JxlEncoderProcessOutput) \
+    X(JxlEncoderSetBasicInfo) \
+    X(JxlEncoderSetColorEncoding) \
+    X(JxlEncoderSetExtraChannelInfo) \
+    X(JxlEncoderSetFrameDistance) \
+    X(JxlEncoderSetFrameHeader) \
+    X(JxlEncoderSetFrameLossless) \
+    X(JxlEncoderSetICCProfile) \
+    X(JxlEncoderSetParallelRunner) \
+    X(JxlEncoderUseBoxes) \
+    X(JxlSignatureCheck) \
+    X(JxlThreadParallelRunnerCreate) \
+    X(JxlThreadParallelRunnerDestroy) \
+    X(JxlThreadParallelRunner)
+MG_LAZY_POINTERS(JXL_FUNCTIONS)
+MG_LAZY_SYMBOLS(JXL_FUNCTIONS, jxl_symbols)
+static const char *const *const jxl_files[] = {
+    (const char *const[]){"libjxl.so", "libjxl.so.0.7", NULL},
+    (const char *const[]){"libjxl_threads.so", "libjxl_threads.so.0.7", NULL},
+};
+static mg_lazy_library jxl_library = {
+    .what = "libjxl", .files = jxl_files, .file_count = MG_LAZY_COUNT(jxl_files),
+    .symbols = jxl_symbols, .symbol_count = MG_LAZY_COUNT(jxl_symbols), .once = PTHREAD_ONCE_INIT,
+};
 
 // Two worker threads: enough to help large images without crowding a host that decodes on many threads at once.
 #define MG_JXL_THREADS 2
@@ -30,7 +90,7 @@ static void fill_info(const JxlBasicInfo *basic, mg_jxl_info *info) {
 
 static int check_signature(const uint8_t *data, size_t length, mg_error *err) {
     if (!data || length == 0) return mg_fail(err, MG_ERR_TRUNCATED, "no data");
-    switch (JxlSignatureCheck(data, length)) {
+    switch (p_JxlSignatureCheck(data, length)) {
     case JXL_SIG_CODESTREAM:
     case JXL_SIG_CONTAINER: return MG_OK;
     case JXL_SIG_NOT_ENOUGH_BYTES: return mg_fail(err, MG_ERR_TRUNCATED, "data ends inside the JPEG XL signature");
@@ -41,24 +101,25 @@ static int check_signature(const uint8_t *data, size_t length, mg_error *err) {
 int mg_jxl_probe(const uint8_t *data, size_t length, mg_jxl_info *info, mg_error *err) {
     if (info) memset(info, 0, sizeof *info);
     if (!info) return mg_fail(err, MG_ERR_INVALID_ARGUMENT, "NULL argument");
+    if (!mg_lazy_load(&jxl_library, err)) return MG_ERR_UNSUPPORTED;
     int status = check_signature(data, length, err);
     if (status != MG_OK) return status;
-    JxlDecoder *decoder = JxlDecoderCreate(NULL);
+    JxlDecoder *decoder = p_JxlDecoderCreate(NULL);
     if (!decoder) return mg_fail(err, MG_ERR_NO_MEMORY, "could not create the libjxl decoder");
     JxlBasicInfo basic;
-    if (JxlDecoderSubscribeEvents(decoder, JXL_DEC_BASIC_INFO) != JXL_DEC_SUCCESS ||
-        JxlDecoderSetInput(decoder, data, length) != JXL_DEC_SUCCESS) {
+    if (p_JxlDecoderSubscribeEvents(decoder, JXL_DEC_BASIC_INFO) != JXL_DEC_SUCCESS ||
+        p_JxlDecoderSetInput(decoder, data, length) != JXL_DEC_SUCCESS) {
         status = mg_fail(err, MG_ERR_CORRUPT, "libjxl refused the input");
     } else {
-        JxlDecoderStatus result = JxlDecoderProcessInput(decoder);
-        if (result == JXL_DEC_BASIC_INFO && JxlDecoderGetBasicInfo(decoder, &basic) == JXL_DEC_SUCCESS)
+        JxlDecoderStatus result = p_JxlDecoderProcessInput(decoder);
+        if (result == JXL_DEC_BASIC_INFO && p_JxlDecoderGetBasicInfo(decoder, &basic) == JXL_DEC_SUCCESS)
             fill_info(&basic, info);
         else if (result == JXL_DEC_NEED_MORE_INPUT)
             status = mg_fail(err, MG_ERR_TRUNCATED, "libjxl: the file ends before its basic info does");
         else
             status = mg_fail(err, MG_ERR_CORRUPT, "libjxl: invalid JPEG XL header");
     }
-    JxlDecoderDestroy(decoder);
+    p_JxlDecoderDestroy(decoder);
     return status;
 }
 
@@ -80,7 +141,7 @@ typedef struct {
 
 static void box_finish(JxlDecoder *decoder, box_state *box, mg_image_meta *meta) {
     if (!box->kind) return;
-    size_t unused = JxlDecoderReleaseBoxBuffer(decoder);
+    size_t unused = p_JxlDecoderReleaseBoxBuffer(decoder);
     size_t used = box->bytes && unused <= box->capacity ? box->capacity - unused : 0;
     if (box->kind == 1 && used >= 4 && !meta->exif.bytes) {
         // An Exif box starts with the offset of the TIFF header within the rest of the payload.
@@ -95,7 +156,7 @@ static void box_finish(JxlDecoder *decoder, box_state *box, mg_image_meta *meta)
 }
 
 static int box_grow(JxlDecoder *decoder, box_state *box) {
-    size_t unused = JxlDecoderReleaseBoxBuffer(decoder);
+    size_t unused = p_JxlDecoderReleaseBoxBuffer(decoder);
     size_t used = box->capacity - unused;
     size_t capacity = box->capacity ? box->capacity * 2 : 65536;
     if (capacity > MG_JXL_MAX_BOX) return 0;
@@ -103,7 +164,7 @@ static int box_grow(JxlDecoder *decoder, box_state *box) {
     if (!bytes) return 0;
     box->bytes = bytes;
     box->capacity = capacity;
-    return JxlDecoderSetBoxBuffer(decoder, bytes + used, capacity - used) == JXL_DEC_SUCCESS;
+    return p_JxlDecoderSetBoxBuffer(decoder, bytes + used, capacity - used) == JXL_DEC_SUCCESS;
 }
 
 // The colour of the decoded pixels: nothing for plain sRGB (or sRGB-transfer gray), else libjxl's ICC profile.
@@ -112,24 +173,24 @@ static int box_grow(JxlDecoder *decoder, box_state *box) {
 static void read_colour(JxlDecoder *decoder, const JxlBasicInfo *basic, mg_image_meta *meta) {
     JxlColorEncoding encoding;
     if (!basic->uses_original_profile &&
-        JxlDecoderGetColorAsEncodedProfile(decoder, NULL, JXL_COLOR_PROFILE_TARGET_ORIGINAL, &encoding) !=
+        p_JxlDecoderGetColorAsEncodedProfile(decoder, NULL, JXL_COLOR_PROFILE_TARGET_ORIGINAL, &encoding) !=
             JXL_DEC_SUCCESS) {
-        JxlColorEncodingSetToSRGB(&encoding, basic->num_color_channels == 1 ? JXL_TRUE : JXL_FALSE);
-        JxlDecoderSetPreferredColorProfile(decoder, &encoding);
+        p_JxlColorEncodingSetToSRGB(&encoding, basic->num_color_channels == 1 ? JXL_TRUE : JXL_FALSE);
+        p_JxlDecoderSetPreferredColorProfile(decoder, &encoding);
     }
-    if (JxlDecoderGetColorAsEncodedProfile(decoder, NULL, JXL_COLOR_PROFILE_TARGET_DATA, &encoding) ==
+    if (p_JxlDecoderGetColorAsEncodedProfile(decoder, NULL, JXL_COLOR_PROFILE_TARGET_DATA, &encoding) ==
             JXL_DEC_SUCCESS &&
         encoding.white_point == JXL_WHITE_POINT_D65 && encoding.transfer_function == JXL_TRANSFER_FUNCTION_SRGB &&
         (encoding.color_space == JXL_COLOR_SPACE_GRAY ||
          (encoding.color_space == JXL_COLOR_SPACE_RGB && encoding.primaries == JXL_PRIMARIES_SRGB)))
         return;
     size_t size = 0;
-    if (JxlDecoderGetICCProfileSize(decoder, NULL, JXL_COLOR_PROFILE_TARGET_DATA, &size) != JXL_DEC_SUCCESS ||
+    if (p_JxlDecoderGetICCProfileSize(decoder, NULL, JXL_COLOR_PROFILE_TARGET_DATA, &size) != JXL_DEC_SUCCESS ||
         size == 0)
         return;
     uint8_t *icc = malloc(size);
     if (!icc) return;
-    if (JxlDecoderGetColorAsICCProfile(decoder, NULL, JXL_COLOR_PROFILE_TARGET_DATA, icc, size) == JXL_DEC_SUCCESS) {
+    if (p_JxlDecoderGetColorAsICCProfile(decoder, NULL, JXL_COLOR_PROFILE_TARGET_DATA, icc, size) == JXL_DEC_SUCCESS) {
         meta->icc.bytes = icc;
         meta->icc.length = size;
     } else {
@@ -152,7 +213,7 @@ typedef struct {
 
 static int begin_frame(decode_state *s, mg_error *err) {
     JxlFrameHeader header;
-    if (JxlDecoderGetFrameHeader(s->decoder, &header) != JXL_DEC_SUCCESS)
+    if (p_JxlDecoderGetFrameHeader(s->decoder, &header) != JXL_DEC_SUCCESS)
         return mg_fail(err, MG_ERR_CORRUPT, "libjxl: unreadable frame header");
     s->pending_ticks = header.duration;
     s->pending_is_last = header.is_last != 0;
@@ -178,14 +239,14 @@ static int begin_frame(decode_state *s, mg_error *err) {
 
 static int set_output(decode_state *s, const JxlPixelFormat *format, mg_error *err) {
     size_t size = 0;
-    if (JxlDecoderImageOutBufferSize(s->decoder, format, &size) != JXL_DEC_SUCCESS ||
+    if (p_JxlDecoderImageOutBufferSize(s->decoder, format, &size) != JXL_DEC_SUCCESS ||
         size != (size_t)s->width * s->height * 4)
         return mg_fail(err, MG_ERR_CORRUPT, "libjxl: unexpected output size %zu for %ux%u", size, s->width,
                        s->height);
     free(s->pending);
     s->pending = mg_alloc_pixels(size);
     if (!s->pending) return mg_fail(err, MG_ERR_NO_MEMORY, "could not allocate %zu bytes", size);
-    if (JxlDecoderSetImageOutBuffer(s->decoder, format, s->pending, size) != JXL_DEC_SUCCESS)
+    if (p_JxlDecoderSetImageOutBuffer(s->decoder, format, s->pending, size) != JXL_DEC_SUCCESS)
         return mg_fail(err, MG_ERR_CORRUPT, "libjxl refused the output buffer");
     return MG_OK;
 }
@@ -196,7 +257,7 @@ static int run_decoder(decode_state *s, const mg_limits *limits, int only_first,
     JxlPixelFormat format = {4, JXL_TYPE_UINT8, JXL_NATIVE_ENDIAN, 0};
     int saw_last = 0, status = MG_OK;
     for (;;) {
-        JxlDecoderStatus result = JxlDecoderProcessInput(decoder);
+        JxlDecoderStatus result = p_JxlDecoderProcessInput(decoder);
         switch (result) {
         case JXL_DEC_ERROR:
             return mg_fail(err, MG_ERR_CORRUPT, "libjxl: the codestream is invalid");
@@ -207,7 +268,7 @@ static int run_decoder(decode_state *s, const mg_limits *limits, int only_first,
         case JXL_DEC_SUCCESS:
             return MG_OK;
         case JXL_DEC_BASIC_INFO: {
-            if (JxlDecoderGetBasicInfo(decoder, &s->basic) != JXL_DEC_SUCCESS)
+            if (p_JxlDecoderGetBasicInfo(decoder, &s->basic) != JXL_DEC_SUCCESS)
                 return mg_fail(err, MG_ERR_CORRUPT, "libjxl: unreadable basic info");
             JxlBasicInfo basic = s->basic;
             fill_info(&basic, &s->out->info);
@@ -244,7 +305,7 @@ static int run_decoder(decode_state *s, const mg_limits *limits, int only_first,
         case JXL_DEC_BOX: {
             box_finish(decoder, box, meta);
             JxlBoxType type;
-            if (JxlDecoderGetBoxType(decoder, type, JXL_TRUE) != JXL_DEC_SUCCESS) break;
+            if (p_JxlDecoderGetBoxType(decoder, type, JXL_TRUE) != JXL_DEC_SUCCESS) break;
             if (memcmp(type, "Exif", 4) == 0) box->kind = 1;
             else if (memcmp(type, "xml ", 4) == 0) box->kind = 2;
             if (box->kind && !box_grow(decoder, box)) {
@@ -256,7 +317,7 @@ static int run_decoder(decode_state *s, const mg_limits *limits, int only_first,
         case JXL_DEC_BOX_NEED_MORE_OUTPUT:
             if (!box_grow(decoder, box)) {
                 // Too large to keep: drop this box and let the decoder skip the rest of it.
-                JxlDecoderReleaseBoxBuffer(decoder);
+                p_JxlDecoderReleaseBoxBuffer(decoder);
                 free(box->bytes);
                 memset(box, 0, sizeof *box);
             }
@@ -272,24 +333,25 @@ int mg_jxl_decode(const uint8_t *data, size_t length, const mg_limits *limits, i
     if (out) memset(out, 0, sizeof *out);
     if (meta) memset(meta, 0, sizeof *meta);
     if (!out || !meta) return mg_fail(err, MG_ERR_INVALID_ARGUMENT, "NULL argument");
+    if (!mg_lazy_load(&jxl_library, err)) return MG_ERR_UNSUPPORTED;
     int status = check_signature(data, length, err);
     if (status != MG_OK) return status;
     decode_state state = {0};
-    state.decoder = JxlDecoderCreate(NULL);
+    state.decoder = p_JxlDecoderCreate(NULL);
     state.limits = limits;
     state.out = out;
     state.keep_orientation = keep_orientation;
-    void *runner = JxlThreadParallelRunnerCreate(NULL, MG_JXL_THREADS);
+    void *runner = p_JxlThreadParallelRunnerCreate(NULL, MG_JXL_THREADS);
     box_state box = {0};
     int events = JXL_DEC_BASIC_INFO | JXL_DEC_COLOR_ENCODING | JXL_DEC_FRAME | JXL_DEC_FULL_IMAGE | JXL_DEC_BOX;
     if (!state.decoder || !runner) {
         status = mg_fail(err, MG_ERR_NO_MEMORY, "could not create the libjxl decoder");
-    } else if (JxlDecoderSetParallelRunner(state.decoder, JxlThreadParallelRunner, runner) != JXL_DEC_SUCCESS ||
-               JxlDecoderSubscribeEvents(state.decoder, events) != JXL_DEC_SUCCESS ||
-               JxlDecoderSetDecompressBoxes(state.decoder, JXL_TRUE) != JXL_DEC_SUCCESS ||
-               JxlDecoderSetKeepOrientation(state.decoder, keep_orientation ? JXL_TRUE : JXL_FALSE) !=
+    } else if (p_JxlDecoderSetParallelRunner(state.decoder, p_JxlThreadParallelRunner, runner) != JXL_DEC_SUCCESS ||
+               p_JxlDecoderSubscribeEvents(state.decoder, events) != JXL_DEC_SUCCESS ||
+               p_JxlDecoderSetDecompressBoxes(state.decoder, JXL_TRUE) != JXL_DEC_SUCCESS ||
+               p_JxlDecoderSetKeepOrientation(state.decoder, keep_orientation ? JXL_TRUE : JXL_FALSE) !=
                    JXL_DEC_SUCCESS ||
-               JxlDecoderSetInput(state.decoder, data, length) != JXL_DEC_SUCCESS) {
+               p_JxlDecoderSetInput(state.decoder, data, length) != JXL_DEC_SUCCESS) {
         status = mg_fail(err, MG_ERR_CORRUPT, "libjxl refused the decoder settings");
     } else {
         status = run_decoder(&state, limits, only_first_frame, meta, &box, err);
@@ -297,8 +359,8 @@ int mg_jxl_decode(const uint8_t *data, size_t length, const mg_limits *limits, i
     }
     free(box.bytes);
     free(state.pending);
-    if (state.decoder) JxlDecoderDestroy(state.decoder);
-    if (runner) JxlThreadParallelRunnerDestroy(runner);
+    if (state.decoder) p_JxlDecoderDestroy(state.decoder);
+    if (runner) p_JxlThreadParallelRunnerDestroy(runner);
     if (status == MG_OK && out->frame_count == 0)
         status = mg_fail(err, MG_ERR_CORRUPT, "libjxl: the file holds no frame");
     if (status != MG_OK) {
@@ -324,7 +386,7 @@ static const char *encoder_error_name(JxlEncoderError error) {
 }
 
 static int fail_encoder(JxlEncoder *encoder, mg_error *err, const char *what) {
-    return mg_fail(err, MG_ERR_ENCODE, "%s: %s", encoder_error_name(JxlEncoderGetError(encoder)), what);
+    return mg_fail(err, MG_ERR_ENCODE, "%s: %s", encoder_error_name(p_JxlEncoderGetError(encoder)), what);
 }
 
 static int add_box(JxlEncoder *encoder, const char *type, const uint8_t *prefix, size_t prefix_length,
@@ -335,7 +397,7 @@ static int add_box(JxlEncoder *encoder, const char *type, const uint8_t *prefix,
     memcpy(payload + prefix_length, bytes, length);
     JxlBoxType box;
     memcpy(box, type, 4);
-    JxlEncoderStatus result = JxlEncoderAddBox(encoder, box, payload, prefix_length + length, JXL_FALSE);
+    JxlEncoderStatus result = p_JxlEncoderAddBox(encoder, box, payload, prefix_length + length, JXL_FALSE);
     free(payload);
     return result == JXL_ENC_SUCCESS ? MG_OK : fail_encoder(encoder, err, "adding a metadata box failed");
 }
@@ -343,9 +405,9 @@ static int add_box(JxlEncoder *encoder, const char *type, const uint8_t *prefix,
 static int configure(JxlEncoder *encoder, uint32_t count, uint32_t width, uint32_t height, int has_alpha,
                      const mg_jxl_encode_options *options, mg_error *err) {
     int boxes = (options->exif && options->exif_length) || (options->xmp && options->xmp_length);
-    if (boxes && JxlEncoderUseBoxes(encoder) != JXL_ENC_SUCCESS) return fail_encoder(encoder, err, "boxes refused");
+    if (boxes && p_JxlEncoderUseBoxes(encoder) != JXL_ENC_SUCCESS) return fail_encoder(encoder, err, "boxes refused");
     JxlBasicInfo basic;
-    JxlEncoderInitBasicInfo(&basic);
+    p_JxlEncoderInitBasicInfo(&basic);
     basic.xsize = width;
     basic.ysize = height;
     basic.bits_per_sample = 8;
@@ -360,22 +422,22 @@ static int configure(JxlEncoder *encoder, uint32_t count, uint32_t width, uint32
         basic.animation.tps_denominator = 1;
         basic.animation.num_loops = options->loop_count;
     }
-    if (JxlEncoderSetBasicInfo(encoder, &basic) != JXL_ENC_SUCCESS)
+    if (p_JxlEncoderSetBasicInfo(encoder, &basic) != JXL_ENC_SUCCESS)
         return fail_encoder(encoder, err, "basic info refused (size or channels)");
     if (has_alpha) {
         JxlExtraChannelInfo alpha;
-        JxlEncoderInitExtraChannelInfo(JXL_CHANNEL_ALPHA, &alpha);
+        p_JxlEncoderInitExtraChannelInfo(JXL_CHANNEL_ALPHA, &alpha);
         alpha.bits_per_sample = 8;
-        if (JxlEncoderSetExtraChannelInfo(encoder, 0, &alpha) != JXL_ENC_SUCCESS)
+        if (p_JxlEncoderSetExtraChannelInfo(encoder, 0, &alpha) != JXL_ENC_SUCCESS)
             return fail_encoder(encoder, err, "alpha channel refused");
     }
     if (options->icc && options->icc_length) {
-        if (JxlEncoderSetICCProfile(encoder, options->icc, options->icc_length) != JXL_ENC_SUCCESS)
+        if (p_JxlEncoderSetICCProfile(encoder, options->icc, options->icc_length) != JXL_ENC_SUCCESS)
             return fail_encoder(encoder, err, "the ICC profile was refused");
     } else {
         JxlColorEncoding srgb;
-        JxlColorEncodingSetToSRGB(&srgb, JXL_FALSE);
-        if (JxlEncoderSetColorEncoding(encoder, &srgb) != JXL_ENC_SUCCESS)
+        p_JxlColorEncodingSetToSRGB(&srgb, JXL_FALSE);
+        if (p_JxlEncoderSetColorEncoding(encoder, &srgb) != JXL_ENC_SUCCESS)
             return fail_encoder(encoder, err, "sRGB colour encoding refused");
     }
     int status = MG_OK;
@@ -384,24 +446,24 @@ static int configure(JxlEncoder *encoder, uint32_t count, uint32_t width, uint32
         status = add_box(encoder, "Exif", exif_offset, 4, options->exif, options->exif_length, err);
     if (status == MG_OK && options->xmp && options->xmp_length)
         status = add_box(encoder, "xml ", exif_offset, 0, options->xmp, options->xmp_length, err);
-    if (boxes) JxlEncoderCloseBoxes(encoder);
+    if (boxes) p_JxlEncoderCloseBoxes(encoder);
     return status;
 }
 
 static int add_frames(JxlEncoder *encoder, const mg_jxl_frame *frames, uint32_t count, uint32_t width,
                       uint32_t height, int has_alpha, const mg_jxl_encode_options *options, mg_error *err) {
-    JxlEncoderFrameSettings *settings = JxlEncoderFrameSettingsCreate(encoder, NULL);
+    JxlEncoderFrameSettings *settings = p_JxlEncoderFrameSettingsCreate(encoder, NULL);
     if (!settings) return fail_encoder(encoder, err, "frame settings could not be created");
     if (options->lossless) {
-        if (JxlEncoderSetFrameLossless(settings, JXL_TRUE) != JXL_ENC_SUCCESS)
+        if (p_JxlEncoderSetFrameLossless(settings, JXL_TRUE) != JXL_ENC_SUCCESS)
             return fail_encoder(encoder, err, "lossless mode refused");
         // Exact round trips include the colour under fully transparent pixels.
-        JxlEncoderFrameSettingsSetOption(settings, JXL_ENC_FRAME_SETTING_KEEP_INVISIBLE, 1);
-    } else if (JxlEncoderSetFrameDistance(settings, options->distance) != JXL_ENC_SUCCESS) {
+        p_JxlEncoderFrameSettingsSetOption(settings, JXL_ENC_FRAME_SETTING_KEEP_INVISIBLE, 1);
+    } else if (p_JxlEncoderSetFrameDistance(settings, options->distance) != JXL_ENC_SUCCESS) {
         return fail_encoder(encoder, err, "distance refused");
     }
     if (options->effort > 0 &&
-        JxlEncoderFrameSettingsSetOption(settings, JXL_ENC_FRAME_SETTING_EFFORT, options->effort) != JXL_ENC_SUCCESS)
+        p_JxlEncoderFrameSettingsSetOption(settings, JXL_ENC_FRAME_SETTING_EFFORT, options->effort) != JXL_ENC_SUCCESS)
         return fail_encoder(encoder, err, "effort refused");
     uint32_t channels = has_alpha ? 4 : 3;
     JxlPixelFormat format = {channels, JXL_TYPE_UINT8, JXL_NATIVE_ENDIAN, 0};
@@ -412,9 +474,9 @@ static int add_frames(JxlEncoder *encoder, const mg_jxl_frame *frames, uint32_t 
     for (uint32_t i = 0; i < count && status == MG_OK; i++) {
         if (count > 1) {
             JxlFrameHeader header;
-            JxlEncoderInitFrameHeader(&header);
+            p_JxlEncoderInitFrameHeader(&header);
             header.duration = frames[i].duration_ms;
-            if (JxlEncoderSetFrameHeader(settings, &header) != JXL_ENC_SUCCESS) {
+            if (p_JxlEncoderSetFrameHeader(settings, &header) != JXL_ENC_SUCCESS) {
                 status = fail_encoder(encoder, err, "frame header refused");
                 break;
             }
@@ -424,7 +486,7 @@ static int add_frames(JxlEncoder *encoder, const mg_jxl_frame *frames, uint32_t 
             for (size_t p = 0; p < pixels; p++) memcpy(rgb + p * 3, input + p * 4, 3);
             input = rgb;
         }
-        if (JxlEncoderAddImageFrame(settings, &format, input, pixels * channels) != JXL_ENC_SUCCESS)
+        if (p_JxlEncoderAddImageFrame(settings, &format, input, pixels * channels) != JXL_ENC_SUCCESS)
             status = fail_encoder(encoder, err, "a frame was refused");
     }
     free(rgb);
@@ -438,7 +500,7 @@ static int collect_output(JxlEncoder *encoder, mg_buffer *out, mg_error *err) {
     uint8_t *next = bytes;
     size_t available = capacity;
     JxlEncoderStatus result;
-    while ((result = JxlEncoderProcessOutput(encoder, &next, &available)) == JXL_ENC_NEED_MORE_OUTPUT) {
+    while ((result = p_JxlEncoderProcessOutput(encoder, &next, &available)) == JXL_ENC_NEED_MORE_OUTPUT) {
         size_t used = (size_t)(next - bytes);
         uint8_t *grown = realloc(bytes, capacity * 2);
         if (!grown) {
@@ -463,24 +525,25 @@ int mg_jxl_encode(const mg_jxl_frame *frames, uint32_t count, uint32_t width, ui
                   const mg_jxl_encode_options *options, mg_buffer *out, mg_error *err) {
     if (out) memset(out, 0, sizeof *out);
     if (!frames || !options || !out) return mg_fail(err, MG_ERR_INVALID_ARGUMENT, "NULL argument");
+    if (!mg_lazy_load(&jxl_library, err)) return MG_ERR_UNSUPPORTED;
     if (count == 0) return mg_fail(err, MG_ERR_ENCODE, "no frames to encode");
     if (width == 0 || height == 0) return mg_fail(err, MG_ERR_ENCODE, "cannot encode a %ux%u image", width, height);
-    JxlEncoder *encoder = JxlEncoderCreate(NULL);
-    void *runner = JxlThreadParallelRunnerCreate(NULL, MG_JXL_THREADS);
+    JxlEncoder *encoder = p_JxlEncoderCreate(NULL);
+    void *runner = p_JxlThreadParallelRunnerCreate(NULL, MG_JXL_THREADS);
     int status;
     if (!encoder || !runner) {
         status = mg_fail(err, MG_ERR_NO_MEMORY, "could not create the libjxl encoder");
-    } else if (JxlEncoderSetParallelRunner(encoder, JxlThreadParallelRunner, runner) != JXL_ENC_SUCCESS) {
+    } else if (p_JxlEncoderSetParallelRunner(encoder, p_JxlThreadParallelRunner, runner) != JXL_ENC_SUCCESS) {
         status = fail_encoder(encoder, err, "parallel runner refused");
     } else {
         status = configure(encoder, count, width, height, has_alpha, options, err);
         if (status == MG_OK) status = add_frames(encoder, frames, count, width, height, has_alpha, options, err);
         if (status == MG_OK) {
-            JxlEncoderCloseInput(encoder);
+            p_JxlEncoderCloseInput(encoder);
             status = collect_output(encoder, out, err);
         }
     }
-    if (encoder) JxlEncoderDestroy(encoder);
-    if (runner) JxlThreadParallelRunnerDestroy(runner);
+    if (encoder) p_JxlEncoderDestroy(encoder);
+    if (runner) p_JxlThreadParallelRunnerDestroy(runner);
     return status;
 }

@@ -2,16 +2,18 @@
 //
 // Why the prototypes below are declared here instead of including <librsvg/rsvg.h>, <cairo.h> and <glib.h>: those
 // headers need the pkg-config include folders of glib, cairo and gdk-pixbuf, and handing those to this C target
-// makes SwiftPM warn about `-pthread` (the project builds with zero warnings). The libraries are already linked by
-// Package.swift. Every declaration was checked against the installed headers: librsvg 2.54.7
-// (/usr/include/librsvg-2.0/librsvg/rsvg.h, rsvg-cairo.h), cairo 1.16 (/usr/include/cairo/cairo.h) and glib 2.74
-// (glib/gerror.h, glib/gtypes.h). Only opaque pointers and plain structs cross this boundary.
+// makes SwiftPM warn about `-pthread` (the project builds with zero warnings). The libraries are opened on first use
+// (lazy_library.h), through pointers of these prototypes' types. Every declaration was checked against the installed
+// headers: librsvg 2.54.7 (/usr/include/librsvg-2.0/librsvg/rsvg.h, rsvg-cairo.h), cairo 1.16
+// (/usr/include/cairo/cairo.h) and glib 2.74 (glib/gerror.h, glib/gtypes.h). Only opaque pointers and plain structs
+// cross this boundary.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
 #include "internal.h"
+#include "lazy_library.h"
 #include "mg_svg.h"
 
 typedef int gboolean;                 // glib/gtypes.h: typedef gint gboolean
@@ -54,6 +56,34 @@ extern void cairo_scale(cairo_t *cr, double sx, double sy);
 extern void cairo_surface_flush(cairo_surface_t *surface);
 extern void cairo_destroy(cairo_t *cr);
 extern void cairo_surface_destroy(cairo_surface_t *surface);
+
+// Opened on first use (lazy_library.h says why): every function of the library this file calls.
+#define SVG_FUNCTIONS(X) \
+    X(cairo_create) \
+    X(cairo_destroy) \
+    X(cairo_image_surface_create_for_data) \
+    X(cairo_scale) \
+    X(cairo_status) \
+    X(cairo_surface_destroy) \
+    X(cairo_surface_flush) \
+    X(cairo_surface_status) \
+    X(g_error_free) \
+    X(g_object_unref) \
+    X(rsvg_handle_get_geometry_for_element) \
+    X(rsvg_handle_get_intrinsic_dimensions) \
+    X(rsvg_handle_get_intrinsic_size_in_pixels) \
+    X(rsvg_handle_new_from_data) \
+    X(rsvg_handle_render_document) \
+    X(rsvg_handle_set_dpi)
+MG_LAZY_POINTERS(SVG_FUNCTIONS)
+MG_LAZY_SYMBOLS(SVG_FUNCTIONS, svg_symbols)
+static const char *const *const svg_files[] = {
+    (const char *const[]){"librsvg-2.so", "librsvg-2.so.2", NULL},
+};
+static mg_lazy_library svg_library = {
+    .what = "librsvg", .files = svg_files, .file_count = MG_LAZY_COUNT(svg_files),
+    .symbols = svg_symbols, .symbol_count = MG_LAZY_COUNT(svg_symbols), .once = PTHREAD_ONCE_INIT,
+};
 
 /// Cairo cannot make image surfaces wider or taller than this.
 #define MG_SVG_MAX_SIDE 32767
@@ -177,18 +207,18 @@ static int check_elements(const uint8_t *data, size_t length, mg_error *err) {
 
 static int fail_gerror(mg_error *err, int status, const char *what, GError *error) {
     int result = mg_fail(err, status, "%s: %s", what, error && error->message ? error->message : "unknown error");
-    if (error) g_error_free(error);
+    if (error) p_g_error_free(error);
     return result;
 }
 
 /// The size rsvg-convert 2.54 uses: width/height in pixels at 96 dpi; else the viewBox; else the size (not the
 /// position) of the drawing's ink extent, which is also what librsvg 2.54 itself reports for a document with neither.
 static int intrinsic_size(RsvgHandle *handle, double *width, double *height, mg_error *err) {
-    if (rsvg_handle_get_intrinsic_size_in_pixels(handle, width, height)) return MG_OK;
+    if (p_rsvg_handle_get_intrinsic_size_in_pixels(handle, width, height)) return MG_OK;
     gboolean has_width = 0, has_height = 0, has_viewbox = 0;
     RsvgLength w = {0, 0}, h = {0, 0};
     RsvgRectangle viewbox = {0, 0, 0, 0};
-    rsvg_handle_get_intrinsic_dimensions(handle, &has_width, &w, &has_height, &h, &has_viewbox, &viewbox);
+    p_rsvg_handle_get_intrinsic_dimensions(handle, &has_width, &w, &has_height, &h, &has_viewbox, &viewbox);
     if (has_viewbox) {
         *width = viewbox.width;
         *height = viewbox.height;
@@ -196,7 +226,7 @@ static int intrinsic_size(RsvgHandle *handle, double *width, double *height, mg_
     }
     RsvgRectangle ink, logical;
     GError *error = NULL;
-    if (!rsvg_handle_get_geometry_for_element(handle, NULL, &ink, &logical, &error))
+    if (!p_rsvg_handle_get_geometry_for_element(handle, NULL, &ink, &logical, &error))
         return fail_gerror(err, MG_ERR_CORRUPT, "cannot measure the SVG document", error);
     *width = ink.width;
     *height = ink.height;
@@ -230,24 +260,24 @@ static int render(RsvgHandle *handle, const mg_svg_info *info, mg_bitmap *out, m
     uint8_t *pixels = mg_alloc_pixels(count * 4);
     if (!pixels) return mg_fail(err, MG_ERR_NO_MEMORY, "cannot allocate %zu bytes for the SVG render", count * 4);
     memset(pixels, 0, count * 4);  // transparent background
-    cairo_surface_t *surface = cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, (int)info->width,
+    cairo_surface_t *surface = p_cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, (int)info->width,
                                                                    (int)info->height, (int)info->width * 4);
-    if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
-        cairo_surface_destroy(surface);
+    if (p_cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
+        p_cairo_surface_destroy(surface);
         free(pixels);
         return mg_fail(err, MG_ERR_NO_MEMORY, "cairo cannot create a %ux%u surface", info->width, info->height);
     }
-    cairo_t *cr = cairo_create(surface);
+    cairo_t *cr = p_cairo_create(surface);
     // The document is laid out at its intrinsic size and the context scaled to the output, so a document without a
     // viewBox scales too, and every size is a vector render, never an upscaled bitmap.
-    cairo_scale(cr, info->width / info->intrinsic_width, info->height / info->intrinsic_height);
+    p_cairo_scale(cr, info->width / info->intrinsic_width, info->height / info->intrinsic_height);
     RsvgRectangle viewport = {0, 0, info->intrinsic_width, info->intrinsic_height};
     GError *error = NULL;
-    gboolean ok = rsvg_handle_render_document(handle, cr, &viewport, &error);
-    int cairo_error = cairo_status(cr);
-    cairo_destroy(cr);
-    cairo_surface_flush(surface);
-    cairo_surface_destroy(surface);
+    gboolean ok = p_rsvg_handle_render_document(handle, cr, &viewport, &error);
+    int cairo_error = p_cairo_status(cr);
+    p_cairo_destroy(cr);
+    p_cairo_surface_flush(surface);
+    p_cairo_surface_destroy(surface);
     if (!ok) {
         free(pixels);
         return fail_gerror(err, MG_ERR_CORRUPT, "cannot render the SVG", error);
@@ -265,6 +295,7 @@ static int render(RsvgHandle *handle, const mg_svg_info *info, mg_bitmap *out, m
 
 int mg_svg_decode(const uint8_t *data, size_t length, const mg_svg_options *options, const mg_limits *limits,
                   mg_svg_info *info, mg_bitmap *out, mg_error *err) {
+    if (!mg_lazy_load(&svg_library, err)) return MG_ERR_UNSUPPORTED;
     memset(info, 0, sizeof *info);
     if (out) memset(out, 0, sizeof *out);
     if (length == 0) return mg_fail(err, MG_ERR_CORRUPT, "empty SVG data");
@@ -273,9 +304,9 @@ int mg_svg_decode(const uint8_t *data, size_t length, const mg_svg_options *opti
     GError *error = NULL;
     // From bytes, with no base file or URI: librsvg then refuses every href but data: URLs. Flags stay 0 (never
     // RSVG_HANDLE_FLAG_UNLIMITED), so libxml2 keeps its entity-expansion and depth limits.
-    RsvgHandle *handle = rsvg_handle_new_from_data(data, length, &error);
+    RsvgHandle *handle = p_rsvg_handle_new_from_data(data, length, &error);
     if (!handle) return fail_gerror(err, MG_ERR_CORRUPT, "cannot parse the SVG", error);
-    rsvg_handle_set_dpi(handle, 96.0);
+    p_rsvg_handle_set_dpi(handle, 96.0);
 
     double width = 0, height = 0;
     int status = intrinsic_size(handle, &width, &height, err);
@@ -311,7 +342,7 @@ int mg_svg_decode(const uint8_t *data, size_t length, const mg_svg_options *opti
     info->height = (uint32_t)out_height;
     if (out) status = render(handle, info, out, err);
 done:
-    g_object_unref(handle);
+    p_g_object_unref(handle);
     return status;
 }
 

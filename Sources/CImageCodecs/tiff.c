@@ -13,6 +13,45 @@
 
 #include "mg_tiff.h"
 #include "internal.h"
+#include "lazy_library.h"
+
+// Opened on first use (lazy_library.h says why): every function of the library this file calls.
+#define TIFF_FUNCTIONS(X) \
+    X(TIFFClientOpenExt) \
+    X(TIFFClose) \
+    X(TIFFComputeStrip) \
+    X(TIFFComputeTile) \
+    X(TIFFCurrentDirectory) \
+    X(TIFFGetField) \
+    X(TIFFGetFieldDefaulted) \
+    X(TIFFIsTiled) \
+    X(TIFFNumberOfDirectories) \
+    X(TIFFOpenOptionsAlloc) \
+    X(TIFFOpenOptionsFree) \
+    X(TIFFOpenOptionsSetErrorHandlerExtR) \
+    X(TIFFOpenOptionsSetMaxSingleMemAlloc) \
+    X(TIFFOpenOptionsSetWarningHandlerExtR) \
+    X(TIFFRGBAImageBegin) \
+    X(TIFFRGBAImageEnd) \
+    X(TIFFRGBAImageGet) \
+    X(TIFFRGBAImageOK) \
+    X(TIFFReadEncodedStrip) \
+    X(TIFFReadEncodedTile) \
+    X(TIFFSetDirectory) \
+    X(TIFFSetField) \
+    X(TIFFStripSize) \
+    X(TIFFStripSize64) \
+    X(TIFFTileSize) \
+    X(TIFFTileSize64)
+MG_LAZY_POINTERS(TIFF_FUNCTIONS)
+MG_LAZY_SYMBOLS(TIFF_FUNCTIONS, tiff_symbols)
+static const char *const *const tiff_files[] = {
+    (const char *const[]){"libtiff.so", "libtiff.so.6", NULL},
+};
+static mg_lazy_library tiff_library = {
+    .what = "libtiff", .files = tiff_files, .file_count = MG_LAZY_COUNT(tiff_files),
+    .symbols = tiff_symbols, .symbol_count = MG_LAZY_COUNT(tiff_symbols), .once = PTHREAD_ONCE_INIT,
+};
 
 struct mg_tiff_file {
     TIFF *tif;
@@ -118,6 +157,7 @@ static int fail_tiff(struct mg_tiff_file *f, mg_error *err, const char *fallback
 
 int mg_tiff_open(const uint8_t *data, size_t length, uint64_t max_single_alloc, mg_tiff_file **out, mg_error *err) {
     if (!out) return mg_fail(err, MG_ERR_INVALID_ARGUMENT, "NULL argument");
+    if (!mg_lazy_load(&tiff_library, err)) return MG_ERR_UNSUPPORTED;
     *out = NULL;
     if (!data || length == 0) return mg_fail(err, MG_ERR_TRUNCATED, "no data");
     if (length < 8) return mg_fail(err, MG_ERR_TRUNCATED, "data ends inside the TIFF header (%zu bytes)", length);
@@ -126,27 +166,27 @@ int mg_tiff_open(const uint8_t *data, size_t length, uint64_t max_single_alloc, 
     f->data = data;
     f->length = length;
 
-    TIFFOpenOptions *options = TIFFOpenOptionsAlloc();
+    TIFFOpenOptions *options = p_TIFFOpenOptionsAlloc();
     if (!options) {
         free(f);
         return mg_fail(err, MG_ERR_NO_MEMORY, "could not allocate TIFF open options");
     }
-    TIFFOpenOptionsSetErrorHandlerExtR(options, on_error, f);
-    TIFFOpenOptionsSetWarningHandlerExtR(options, on_warning, f);
-    if (max_single_alloc) TIFFOpenOptionsSetMaxSingleMemAlloc(options, (tmsize_t)max_single_alloc);
+    p_TIFFOpenOptionsSetErrorHandlerExtR(options, on_error, f);
+    p_TIFFOpenOptionsSetWarningHandlerExtR(options, on_warning, f);
+    if (max_single_alloc) p_TIFFOpenOptionsSetMaxSingleMemAlloc(options, (tmsize_t)max_single_alloc);
     // "r": read-only; memory mapping ("m" is not given) lets libtiff read uncompressed strips in place.
-    f->tif = TIFFClientOpenExt("memory", "r", (thandle_t)f, mem_read, mem_write, mem_seek, mem_close, mem_size,
+    f->tif = p_TIFFClientOpenExt("memory", "r", (thandle_t)f, mem_read, mem_write, mem_seek, mem_close, mem_size,
                                mem_map, mem_unmap, options);
-    TIFFOpenOptionsFree(options);
+    p_TIFFOpenOptionsFree(options);
     if (!f->tif) {
         int status = fail_tiff(f, err, "libtiff could not open the file");
         free(f);
         return status;
     }
-    tdir_t count = TIFFNumberOfDirectories(f->tif);
+    tdir_t count = p_TIFFNumberOfDirectories(f->tif);
     f->pages = count > 0 ? (uint32_t)count : 1;
     f->has_error = 0;  // a broken link further down the chain only shortens the page count
-    if (!TIFFSetDirectory(f->tif, 0)) {
+    if (!p_TIFFSetDirectory(f->tif, 0)) {
         int status = fail_tiff(f, err, "the first directory cannot be read");
         mg_tiff_close(f);
         return status;
@@ -159,30 +199,30 @@ uint32_t mg_tiff_page_count(const mg_tiff_file *file) { return file ? file->page
 
 void mg_tiff_close(mg_tiff_file *file) {
     if (!file) return;
-    if (file->tif) TIFFClose(file->tif);
+    if (file->tif) p_TIFFClose(file->tif);
     free(file);
 }
 
 static int select_page(mg_tiff_file *f, uint32_t index, mg_error *err) {
     f->has_error = 0;
     if (index >= f->pages) return mg_fail(err, MG_ERR_INVALID_ARGUMENT, "page %u of %u", index + 1, f->pages);
-    if (TIFFCurrentDirectory(f->tif) == index && !f->dirty) return MG_OK;
+    if (p_TIFFCurrentDirectory(f->tif) == index && !f->dirty) return MG_OK;
     f->dirty = 0;
-    if (!TIFFSetDirectory(f->tif, (tdir_t)index)) return fail_tiff(f, err, "the page's directory cannot be read");
+    if (!p_TIFFSetDirectory(f->tif, (tdir_t)index)) return fail_tiff(f, err, "the page's directory cannot be read");
     return MG_OK;
 }
 
 // The alpha kind of the current directory as libtiff's RGBA interface sees it (0: none).
 static uint16_t alpha_kind(TIFF *tif) {
     uint16_t count = 0, *info = NULL, spp = 1, photometric = 0;
-    TIFFGetFieldDefaulted(tif, TIFFTAG_EXTRASAMPLES, &count, &info);
-    TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
+    p_TIFFGetFieldDefaulted(tif, TIFFTAG_EXTRASAMPLES, &count, &info);
+    p_TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
     if (count >= 1 && info) {
         if (info[0] == EXTRASAMPLE_ASSOCALPHA || info[0] == EXTRASAMPLE_UNASSALPHA) return info[0];
         if (info[0] == EXTRASAMPLE_UNSPECIFIED && spp > 3) return EXTRASAMPLE_ASSOCALPHA;
     }
     // An RGB page with a fourth sample and no ExtraSamples tag: libtiff takes it as associated alpha.
-    if (count == 0 && spp == 4 && TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &photometric) &&
+    if (count == 0 && spp == 4 && p_TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &photometric) &&
         photometric == PHOTOMETRIC_RGB)
         return EXTRASAMPLE_ASSOCALPHA;
     return 0;
@@ -195,10 +235,10 @@ int mg_tiff_page_info(mg_tiff_file *f, uint32_t index, mg_tiff_page *page, mg_er
     if (status != MG_OK) return status;
     uint32_t width = 0, height = 0;
     uint16_t bps = 1, orientation = ORIENTATION_TOPLEFT;
-    TIFFGetField(f->tif, TIFFTAG_IMAGEWIDTH, &width);
-    TIFFGetField(f->tif, TIFFTAG_IMAGELENGTH, &height);
-    TIFFGetFieldDefaulted(f->tif, TIFFTAG_BITSPERSAMPLE, &bps);
-    TIFFGetFieldDefaulted(f->tif, TIFFTAG_ORIENTATION, &orientation);
+    p_TIFFGetField(f->tif, TIFFTAG_IMAGEWIDTH, &width);
+    p_TIFFGetField(f->tif, TIFFTAG_IMAGELENGTH, &height);
+    p_TIFFGetFieldDefaulted(f->tif, TIFFTAG_BITSPERSAMPLE, &bps);
+    p_TIFFGetFieldDefaulted(f->tif, TIFFTAG_ORIENTATION, &orientation);
     page->width = width;
     page->height = height;
     page->bit_depth = bps;
@@ -215,11 +255,11 @@ int mg_tiff_read_meta(mg_tiff_file *f, mg_image_meta *meta, mg_error *err) {
     if (status != MG_OK) return status;
     uint32_t length = 0;
     void *bytes = NULL;
-    if (TIFFGetField(f->tif, TIFFTAG_ICCPROFILE, &length, &bytes) && bytes && length)
+    if (p_TIFFGetField(f->tif, TIFFTAG_ICCPROFILE, &length, &bytes) && bytes && length)
         meta->icc = mg_buffer_copy(bytes, length);
     length = 0;
     bytes = NULL;
-    if (TIFFGetField(f->tif, TIFFTAG_XMLPACKET, &length, &bytes) && bytes && length)
+    if (p_TIFFGetField(f->tif, TIFFTAG_XMLPACKET, &length, &bytes) && bytes && length)
         meta->xmp = mg_buffer_copy(bytes, length);
     meta->bit_depth = page.bit_depth;
     meta->has_alpha = page.has_alpha;
@@ -245,31 +285,31 @@ static void unpremultiply(uint8_t *pixels, size_t count) {
 static int decode_rgba(struct mg_tiff_file *f, uint32_t width, uint32_t height, uint8_t *pixels, mg_error *err) {
     TIFF *tif = f->tif;
     uint16_t kind = alpha_kind(tif);
-    f->dirty = 1;  // both the rewrite below and TIFFRGBAImageBegin (JPEGCOLORMODE) change the directory
+    f->dirty = 1;  // both the rewrite below and p_TIFFRGBAImageBegin (JPEGCOLORMODE) change the directory
     if (kind == EXTRASAMPLE_UNASSALPHA) {
         // Declared associated, the RGBA interface copies alpha and colour as stored instead of premultiplying.
         uint16_t count = 0, *info = NULL;
-        TIFFGetField(tif, TIFFTAG_EXTRASAMPLES, &count, &info);
+        p_TIFFGetField(tif, TIFFTAG_EXTRASAMPLES, &count, &info);
         uint16_t *copy = malloc((size_t)count * sizeof *copy);
         if (!copy) return mg_fail(err, MG_ERR_NO_MEMORY, "could not copy ExtraSamples");
         memcpy(copy, info, (size_t)count * sizeof *copy);
         copy[0] = EXTRASAMPLE_ASSOCALPHA;
-        int set = TIFFSetField(tif, TIFFTAG_EXTRASAMPLES, count, copy);
+        int set = p_TIFFSetField(tif, TIFFTAG_EXTRASAMPLES, count, copy);
         free(copy);
         if (!set) return fail_tiff(f, err, "ExtraSamples could not be read");
     }
     char message[1024] = "";
-    if (!TIFFRGBAImageOK(tif, message))
+    if (!p_TIFFRGBAImageOK(tif, message))
         return mg_fail(err, MG_ERR_UNSUPPORTED, "libtiff: %s", message[0] ? message : "unsupported layout");
     TIFFRGBAImage image;
-    if (!TIFFRGBAImageBegin(&image, tif, 1, message)) {
+    if (!p_TIFFRGBAImageBegin(&image, tif, 1, message)) {
         if (f->has_error) return fail_tiff(f, err, message);
         return mg_fail(err, MG_ERR_UNSUPPORTED, "libtiff: %s", message[0] ? message : "unsupported layout");
     }
     // Asking for the stored orientation makes libtiff flip nothing: rows come out as stored, top first.
     image.req_orientation = image.orientation;
-    int ok = TIFFRGBAImageGet(&image, (uint32_t *)(void *)pixels, width, height);
-    TIFFRGBAImageEnd(&image);
+    int ok = p_TIFFRGBAImageGet(&image, (uint32_t *)(void *)pixels, width, height);
+    p_TIFFRGBAImageEnd(&image);
     if (!ok || f->has_error) return fail_tiff(f, err, "libtiff could not read the pixels");
     // The raster holds ABGR words (R in the low byte); on a big-endian machine turn them into R, G, B, A bytes.
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -300,29 +340,29 @@ static int read_samples(struct mg_tiff_file *f, uint32_t width, uint32_t height,
                         uint8_t *samples, mg_error *err) {
     TIFF *tif = f->tif;
     uint16_t planar = PLANARCONFIG_CONTIG;
-    TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &planar);
+    p_TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &planar);
     uint32_t planes = planar == PLANARCONFIG_SEPARATE ? spp : 1;
     uint32_t per_pixel = planar == PLANARCONFIG_SEPARATE ? 1 : spp;
     size_t bytes_per_sample = bps / 8;
-    int tiled = TIFFIsTiled(tif);
-    tmsize_t size = tiled ? TIFFTileSize(tif) : TIFFStripSize(tif);
+    int tiled = p_TIFFIsTiled(tif);
+    tmsize_t size = tiled ? p_TIFFTileSize(tif) : p_TIFFStripSize(tif);
     if (size <= 0) return fail_tiff(f, err, "the strip or tile size is invalid");
     uint8_t *buffer = malloc((size_t)size);
     if (!buffer) return mg_fail(err, MG_ERR_NO_MEMORY, "could not allocate a %lld-byte strip", (long long)size);
     int status = MG_OK;
     if (tiled) {
         uint32_t tw = 0, th = 0;
-        TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
-        TIFFGetField(tif, TIFFTAG_TILELENGTH, &th);
+        p_TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
+        p_TIFFGetField(tif, TIFFTAG_TILELENGTH, &th);
         size_t tile_row = (size_t)tw * per_pixel * bytes_per_sample;
         if (tw == 0 || th == 0 || tile_row * th > (size_t)size) status = fail_tiff(f, err, "invalid tile size");
         for (uint32_t plane = 0; plane < planes && status == MG_OK; plane++) {
             for (uint32_t y = 0; y < height && status == MG_OK; y += th) {
                 for (uint32_t x = 0; x < width && status == MG_OK; x += tw) {
-                    uint32_t tile = TIFFComputeTile(tif, x, y, 0, (uint16_t)plane);
+                    uint32_t tile = p_TIFFComputeTile(tif, x, y, 0, (uint16_t)plane);
                     uint32_t rows = height - y < th ? height - y : th, cols = width - x < tw ? width - x : tw;
                     // A short tile would leave uninitialised heap in the image: it must cover the rows used.
-                    tmsize_t got = TIFFReadEncodedTile(tif, tile, buffer, size);
+                    tmsize_t got = p_TIFFReadEncodedTile(tif, tile, buffer, size);
                     if (got < 0 || (size_t)got < tile_row * (rows - 1) + (size_t)cols * per_pixel * bytes_per_sample ||
                         f->has_error) {
                         status = fail_tiff(f, err, "a tile could not be read");
@@ -336,14 +376,14 @@ static int read_samples(struct mg_tiff_file *f, uint32_t width, uint32_t height,
         }
     } else {
         uint32_t rows_per_strip = height;
-        TIFFGetFieldDefaulted(tif, TIFFTAG_ROWSPERSTRIP, &rows_per_strip);
+        p_TIFFGetFieldDefaulted(tif, TIFFTAG_ROWSPERSTRIP, &rows_per_strip);
         if (rows_per_strip == 0 || rows_per_strip > height) rows_per_strip = height;
         size_t row_bytes = (size_t)width * per_pixel * bytes_per_sample;
         for (uint32_t plane = 0; plane < planes && status == MG_OK; plane++) {
             for (uint32_t y = 0; y < height && status == MG_OK; y += rows_per_strip) {
                 uint32_t rows = height - y < rows_per_strip ? height - y : rows_per_strip;
-                uint32_t strip = TIFFComputeStrip(tif, y, (uint16_t)plane);
-                tmsize_t got = TIFFReadEncodedStrip(tif, strip, buffer, size);
+                uint32_t strip = p_TIFFComputeStrip(tif, y, (uint16_t)plane);
+                tmsize_t got = p_TIFFReadEncodedStrip(tif, strip, buffer, size);
                 if (got < 0 || f->has_error) {
                     status = fail_tiff(f, err, "a strip could not be read");
                 } else if ((size_t)got < row_bytes * rows) {
@@ -399,16 +439,16 @@ static int decode_cmyk(struct mg_tiff_file *f, uint32_t width, uint32_t height, 
 
 // Strip and tile sizes as the directory declares them, before libtiff allocates one.
 static int check_chunks(TIFF *tif, const mg_limits *limits, mg_error *err) {
-    uint64_t bytes = TIFFIsTiled(tif) ? TIFFTileSize64(tif) : TIFFStripSize64(tif);
-    const char *what = TIFFIsTiled(tif) ? "tile" : "strip";
+    uint64_t bytes = p_TIFFIsTiled(tif) ? p_TIFFTileSize64(tif) : p_TIFFStripSize64(tif);
+    const char *what = p_TIFFIsTiled(tif) ? "tile" : "strip";
     if (bytes == 0) return mg_fail(err, MG_ERR_CORRUPT, "the %s size is zero or overflows", what);
     if (limits && limits->max_total_bytes && bytes > limits->max_total_bytes)
         return mg_fail(err, MG_ERR_TOO_LARGE, "one %s needs %llu bytes, limit is %llu bytes", what,
                        (unsigned long long)bytes, (unsigned long long)limits->max_total_bytes);
-    if (TIFFIsTiled(tif)) {
+    if (p_TIFFIsTiled(tif)) {
         uint32_t tw = 0, th = 0;
-        TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
-        TIFFGetField(tif, TIFFTAG_TILELENGTH, &th);
+        p_TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
+        p_TIFFGetField(tif, TIFFTAG_TILELENGTH, &th);
         if (limits && limits->max_pixels && (uint64_t)tw * th > limits->max_pixels)
             return mg_fail(err, MG_ERR_TOO_LARGE, "tiles of %ux%u exceed the %llu-pixel limit", tw, th,
                            (unsigned long long)limits->max_pixels);
@@ -429,11 +469,11 @@ int mg_tiff_decode_page(mg_tiff_file *f, uint32_t index, const mg_limits *limits
 
     uint16_t photometric = 0, spp = 1, bps = page.bit_depth, inkset = INKSET_CMYK, format = SAMPLEFORMAT_UINT;
     uint16_t extra_count = 0, *extra = NULL;
-    TIFFGetField(f->tif, TIFFTAG_PHOTOMETRIC, &photometric);
-    TIFFGetFieldDefaulted(f->tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
-    TIFFGetFieldDefaulted(f->tif, TIFFTAG_INKSET, &inkset);
-    TIFFGetFieldDefaulted(f->tif, TIFFTAG_SAMPLEFORMAT, &format);
-    TIFFGetFieldDefaulted(f->tif, TIFFTAG_EXTRASAMPLES, &extra_count, &extra);
+    p_TIFFGetField(f->tif, TIFFTAG_PHOTOMETRIC, &photometric);
+    p_TIFFGetFieldDefaulted(f->tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
+    p_TIFFGetFieldDefaulted(f->tif, TIFFTAG_INKSET, &inkset);
+    p_TIFFGetFieldDefaulted(f->tif, TIFFTAG_SAMPLEFORMAT, &format);
+    p_TIFFGetFieldDefaulted(f->tif, TIFFTAG_EXTRASAMPLES, &extra_count, &extra);
     int is_cmyk = photometric == PHOTOMETRIC_SEPARATED && inkset == INKSET_CMYK && spp >= 4 &&
                   spp - extra_count >= 4 && (bps == 8 || bps == 16) && format == SAMPLEFORMAT_UINT;
 

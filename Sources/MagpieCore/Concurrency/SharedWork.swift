@@ -195,9 +195,12 @@ public final class SharedWork<Key: Hashable & Sendable, Value: Sendable>: Sendab
     private func report(_ progress: DownloadProgress, final: Bool, key: Key, generation: UInt64) {
         let handlers = state.withLock { state -> [@Sendable (DownloadProgress) -> Void] in
             guard let entry = state.entries[key], entry.generation == generation else { return [] }
+            // A closure, not `\.progress`: in a generic type the key path is built at run time on every call, which
+            // was 4.8 % of the samples of 1,000 downloads (nearly all of them with no progress handler at all).
+            let handlers = entry.callers.values.compactMap { $0.progress }
+            guard !handlers.isEmpty else { return [] }
             let now = ContinuousClock.now
             if !final, progressInterval > .zero, let last = entry.lastProgress, now - last < progressInterval { return [] }
-            let handlers = entry.callers.values.compactMap(\.progress)
             state.entries[key]!.lastProgress = now
             return handlers
         }

@@ -1,0 +1,48 @@
+// Codec libraries opened on first use instead of at process start; not part of the public C API.
+//
+// Why: linked directly, the wave-2 codecs (libavif, libheif, libjxl, libtiff, librsvg and what they pull in: cairo,
+// glib, libxml2, ICU, x265, aom, rav1e, SVT-AV1, ...) are mapped and relocated in every process that uses Magpie, and
+// their touched pages are resident before any of them decodes a byte: a JPEG thumbnail worker measured 32.6 MB of RSS
+// with them against a ≤ 25 MB target. Opened lazily, a process pays for a library only once it meets that format.
+#ifndef MAGPIE_LAZY_LIBRARY_H
+#define MAGPIE_LAZY_LIBRARY_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include "mg_common.h"
+
+/// One function to resolve: its name and where its address goes.
+typedef struct {
+    const char *name;
+    void **slot;
+} mg_lazy_symbol;
+
+/// A set of shared libraries opened together, once per process, and the functions taken from them.
+typedef struct {
+    /// What the error message calls it ("libavif").
+    const char *what;
+    /// Per library, the file names to try in order (a NULL-terminated list each), e.g. the soname then the
+    /// development symlink. Every library must open.
+    const char *const *const *files;
+    size_t file_count;
+    const mg_lazy_symbol *symbols;
+    size_t symbol_count;
+    pthread_once_t once;
+    /// Set by the one load: true when every library opened and every symbol resolved.
+    bool ready;
+    char failure[200];
+} mg_lazy_library;
+
+/// Opens `library` on the first call (thread-safe) and says whether it is usable; when it is not, fills `err`
+/// with MG_ERR_UNSUPPORTED and the reason (a missing library or function).
+bool mg_lazy_load(mg_lazy_library *library, mg_error *err);
+
+// Declares, for a list `X(name)` of functions, a pointer `p_name` of each one's own type and the symbol table that
+// fills them: MG_LAZY_POINTERS(LIST) then MG_LAZY_SYMBOLS(LIST, table_name). The library's header must come first.
+#define MG_LAZY_POINTER_(name) static __typeof__(&name) p_##name;
+#define MG_LAZY_SYMBOL_(name) {#name, (void **)&p_##name},
+#define MG_LAZY_POINTERS(LIST) LIST(MG_LAZY_POINTER_)
+#define MG_LAZY_SYMBOLS(LIST, table) static const mg_lazy_symbol table[] = { LIST(MG_LAZY_SYMBOL_) };
+#define MG_LAZY_COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+#endif
