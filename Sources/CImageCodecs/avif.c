@@ -36,15 +36,7 @@
     X(avifRGBImageSetDefaults) \
     X(avifRWDataFree) \
     X(avifResultToString)
-MG_LAZY_POINTERS(AVIF_FUNCTIONS)
-MG_LAZY_SYMBOLS(AVIF_FUNCTIONS, avif_symbols)
-static const char *const *const avif_files[] = {
-    (const char *const[]){"libavif.so", "libavif.so.15", NULL},
-};
-static mg_lazy_library avif_library = {
-    .what = "libavif", .files = avif_files, .file_count = MG_LAZY_COUNT(avif_files),
-    .symbols = avif_symbols, .symbol_count = MG_LAZY_COUNT(avif_symbols), .once = PTHREAD_ONCE_INIT,
-};
+MG_LAZY_LIBRARY(avif_library, AVIF_FUNCTIONS, "libavif", MG_LAZY_FILES("libavif.so", "libavif.so.15"))
 
 // ---------------------------------------------------------------------------------------------
 // Errors

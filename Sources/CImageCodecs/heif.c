@@ -53,15 +53,7 @@
     X(heif_image_release) \
     X(heif_init) \
     X(heif_nclx_color_profile_free)
-MG_LAZY_POINTERS(HEIF_FUNCTIONS)
-MG_LAZY_SYMBOLS(HEIF_FUNCTIONS, heif_symbols)
-static const char *const *const heif_files[] = {
-    (const char *const[]){"libheif.so", "libheif.so.1", NULL},
-};
-static mg_lazy_library heif_library = {
-    .what = "libheif", .files = heif_files, .file_count = MG_LAZY_COUNT(heif_files),
-    .symbols = heif_symbols, .symbol_count = MG_LAZY_COUNT(heif_symbols), .once = PTHREAD_ONCE_INIT,
-};
+MG_LAZY_LIBRARY(heif_library, HEIF_FUNCTIONS, "libheif", MG_LAZY_FILES("libheif.so", "libheif.so.1"))
 
 // libheif 1.15's MAX_IMAGE_WIDTH/MAX_IMAGE_HEIGHT (heif_limits.h), the limit a fresh context has.
 #define MG_HEIF_DEFAULT_SIDE_LIMIT 32768u

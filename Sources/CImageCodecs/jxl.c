@@ -60,16 +60,8 @@
     X(JxlThreadParallelRunnerCreate) \
     X(JxlThreadParallelRunnerDestroy) \
     X(JxlThreadParallelRunner)
-MG_LAZY_POINTERS(JXL_FUNCTIONS)
-MG_LAZY_SYMBOLS(JXL_FUNCTIONS, jxl_symbols)
-static const char *const *const jxl_files[] = {
-    (const char *const[]){"libjxl.so", "libjxl.so.0.7", NULL},
-    (const char *const[]){"libjxl_threads.so", "libjxl_threads.so.0.7", NULL},
-};
-static mg_lazy_library jxl_library = {
-    .what = "libjxl", .files = jxl_files, .file_count = MG_LAZY_COUNT(jxl_files),
-    .symbols = jxl_symbols, .symbol_count = MG_LAZY_COUNT(jxl_symbols), .once = PTHREAD_ONCE_INIT,
-};
+MG_LAZY_LIBRARY(jxl_library, JXL_FUNCTIONS, "libjxl", MG_LAZY_FILES("libjxl.so", "libjxl.so.0.7"),
+                MG_LAZY_FILES("libjxl_threads.so", "libjxl_threads.so.0.7"))
 
 // Two worker threads: enough to help large images without crowding a host that decodes on many threads at once.
 #define MG_JXL_THREADS 2

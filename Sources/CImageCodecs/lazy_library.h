@@ -37,12 +37,20 @@ typedef struct {
 /// with MG_ERR_UNSUPPORTED and the reason (a missing library or function).
 bool mg_lazy_load(mg_lazy_library *library, mg_error *err);
 
-// Declares, for a list `X(name)` of functions, a pointer `p_name` of each one's own type and the symbol table that
-// fills them: MG_LAZY_POINTERS(LIST) then MG_LAZY_SYMBOLS(LIST, table_name). The library's header must come first.
+// For a list `X(name)` of the functions a file calls (the library's header or prototypes first), declares a pointer
+// `p_name` of each one's own type and `variable`, the mg_lazy_library that fills them from the files given, each
+// MG_LAZY_FILES("libfoo.so", "libfoo.so.N") (the development symlink, then the soname).
 #define MG_LAZY_POINTER_(name) static __typeof__(&name) p_##name;
 #define MG_LAZY_SYMBOL_(name) {#name, (void **)&p_##name},
-#define MG_LAZY_POINTERS(LIST) LIST(MG_LAZY_POINTER_)
-#define MG_LAZY_SYMBOLS(LIST, table) static const mg_lazy_symbol table[] = { LIST(MG_LAZY_SYMBOL_) };
-#define MG_LAZY_COUNT(array) (sizeof(array) / sizeof((array)[0]))
+#define MG_LAZY_FILES(...) (const char *const[]){__VA_ARGS__, NULL}
+#define MG_LAZY_LIBRARY(variable, LIST, description, ...)                                                          \
+    LIST(MG_LAZY_POINTER_)                                                                                       \
+    static const mg_lazy_symbol variable##_symbols[] = {LIST(MG_LAZY_SYMBOL_)};                                  \
+    static const char *const *const variable##_files[] = {__VA_ARGS__};                                          \
+    static mg_lazy_library variable = {                                                                          \
+        .what = description, .files = variable##_files,                                                          \
+        .file_count = sizeof(variable##_files) / sizeof(variable##_files[0]), .symbols = variable##_symbols,      \
+        .symbol_count = sizeof(variable##_symbols) / sizeof(variable##_symbols[0]), .once = PTHREAD_ONCE_INIT,   \
+    };
 
 #endif

@@ -75,15 +75,7 @@ extern void cairo_surface_destroy(cairo_surface_t *surface);
     X(rsvg_handle_new_from_data) \
     X(rsvg_handle_render_document) \
     X(rsvg_handle_set_dpi)
-MG_LAZY_POINTERS(SVG_FUNCTIONS)
-MG_LAZY_SYMBOLS(SVG_FUNCTIONS, svg_symbols)
-static const char *const *const svg_files[] = {
-    (const char *const[]){"librsvg-2.so", "librsvg-2.so.2", NULL},
-};
-static mg_lazy_library svg_library = {
-    .what = "librsvg", .files = svg_files, .file_count = MG_LAZY_COUNT(svg_files),
-    .symbols = svg_symbols, .symbol_count = MG_LAZY_COUNT(svg_symbols), .once = PTHREAD_ONCE_INIT,
-};
+MG_LAZY_LIBRARY(svg_library, SVG_FUNCTIONS, "librsvg", MG_LAZY_FILES("librsvg-2.so", "librsvg-2.so.2"))
 
 /// Cairo cannot make image surfaces wider or taller than this.
 #define MG_SVG_MAX_SIDE 32767

@@ -43,15 +43,7 @@
     X(TIFFStripSize64) \
     X(TIFFTileSize) \
     X(TIFFTileSize64)
-MG_LAZY_POINTERS(TIFF_FUNCTIONS)
-MG_LAZY_SYMBOLS(TIFF_FUNCTIONS, tiff_symbols)
-static const char *const *const tiff_files[] = {
-    (const char *const[]){"libtiff.so", "libtiff.so.6", NULL},
-};
-static mg_lazy_library tiff_library = {
-    .what = "libtiff", .files = tiff_files, .file_count = MG_LAZY_COUNT(tiff_files),
-    .symbols = tiff_symbols, .symbol_count = MG_LAZY_COUNT(tiff_symbols), .once = PTHREAD_ONCE_INIT,
-};
+MG_LAZY_LIBRARY(tiff_library, TIFF_FUNCTIONS, "libtiff", MG_LAZY_FILES("libtiff.so", "libtiff.so.6"))
 
 struct mg_tiff_file {
     TIFF *tif;
