@@ -8,9 +8,15 @@ static _Thread_local mg_lazy_library *loading;
 
 static void load_once(void) {
     mg_lazy_library *library = loading;
-    void *handles[8] = {0};
+    enum { MAX_FILES = 8 };
+    void *handles[MAX_FILES] = {0};
     size_t opened = 0;
-    for (size_t index = 0; index < library->file_count && index < 8; index++) {
+    if (library->file_count > MAX_FILES) {
+        snprintf(library->failure, sizeof library->failure, "%s: more than %d libraries to open", library->what,
+                 MAX_FILES);
+        return;
+    }
+    for (size_t index = 0; index < library->file_count; index++) {
         const char *const *names = library->files[index];
         void *handle = NULL;
         for (size_t name = 0; names[name] && !handle; name++) {
@@ -18,7 +24,8 @@ static void load_once(void) {
             handle = dlopen(names[name], RTLD_NOW | RTLD_LOCAL);
         }
         if (!handle) {
-            snprintf(library->failure, sizeof library->failure, "%s is not available: %s could not be opened (%s)",
+            // dlerror() describes the last name tried.
+            snprintf(library->failure, sizeof library->failure, "%s is not available: no %s could be opened (%s)",
                      library->what, names[0], dlerror());
             return;
         }
@@ -27,7 +34,9 @@ static void load_once(void) {
     for (size_t index = 0; index < library->symbol_count; index++) {
         void *address = NULL;
         // dlsym on a handle also searches that library's dependencies (cairo's functions through librsvg's handle).
-        for (size_t handle = 0; handle < opened && !address; handle++) address = dlsym(handles[handle], library->symbols[index].name);
+        for (size_t handle = 0; handle < opened && !address; handle++) {
+            address = dlsym(handles[handle], library->symbols[index].name);
+        }
         if (!address) {
             snprintf(library->failure, sizeof library->failure, "%s is not available: it has no function %s",
                      library->what, library->symbols[index].name);
