@@ -31,9 +31,11 @@ public final class ImageServer: Sendable {
     let jobs = SharedWork<String, ProducedImage>()
     /// Results on their way to the disk layer; ``shutdown()`` waits for them.
     let resultWrites = PendingWork()
-    let parsedRequests = ParseMemo<ParsedServeRequest>(capacity: 4096)
-    /// `Accept` headers → the format part of an `auto` result key (clients send a handful of distinct ones).
-    let acceptKeys = ParseMemo<String>(capacity: 256)
+    /// Paths up to 4 KiB (with --insecure-unsigned any client makes valid ones).
+    let parsedRequests = ParseMemo<ParsedServeRequest>(capacity: 4096, maximumTextBytes: 4096)
+    /// `Accept` headers → the format part of an `auto` result key (clients send a handful of distinct ones; any client
+    /// chooses its own, so only the short ones browsers send are remembered).
+    let acceptKeys = ParseMemo<String>(capacity: 256, maximumTextBytes: 512)
     private let accepting = Mutex(true)
     /// `Cache-Control` of every image answer.
     let resultCacheControl: String
@@ -159,15 +161,12 @@ public final class ImageServer: Sendable {
 
     /// The verified, parsed request for `path` (remembered by ``parsedRequests``).
     private func parsedRequest(forPath path: String) throws(ServeRequestError) -> ParsedServeRequest {
-        let parse = { (path: String) throws(ServeRequestError) -> ParsedServeRequest in
+        try parsedRequests.value(for: path) { path throws(ServeRequestError) in
             ParsedServeRequest(
                 try ServeRequest.parse(
-                    path: path, signer: self.signer, allowsUnsigned: self.configuration.allowsUnsigned,
-                    presets: self.configuration.presets))
+                    path: path, signer: signer, allowsUnsigned: configuration.allowsUnsigned,
+                    presets: configuration.presets))
         }
-        // Paths are remembered only up to 4 KiB: with --insecure-unsigned any client makes valid ones, and the memo
-        // must stay within 4,096 × 4 KiB.
-        return path.utf8.count <= 4096 ? try parsedRequests.value(for: path, parse: parse) : try parse(path)
     }
 
     /// The result for `request` and the layer it came from.
@@ -219,15 +218,14 @@ public final class ImageServer: Sendable {
     /// not part of it, so rotated keys share results.
     func resultKey(_ parsed: ParsedServeRequest, accept: String?) -> String {
         if let fixed = parsed.fixedFormatKey { return fixed }
-        // Negotiation reads only the explicit weights of these types; equal weights, equal choice.
-        let formatKey = { (accept: String) -> String in
-            let header = AcceptHeader(accept.isEmpty ? nil : accept)
-            return "auto" + [ImageFormat.avif, .webp, .jxl].map { ";\($0.rawValue)=\(header.explicitQuality(of: $0.mimeType) ?? 0)" }.joined()
-        }
-        let text = accept ?? ""
-        // Any client chooses its Accept header: only the short ones browsers send are remembered, so the memo
-        // holds at most 256 × 512 bytes of them.
-        return parsed.keyPrefix + (text.utf8.count <= 512 ? acceptKeys.value(for: text, parse: formatKey) : formatKey(text))
+        return parsed.keyPrefix + acceptKeys.value(for: accept ?? "", parse: Self.autoFormatKey)
+    }
+
+    /// The format part of an `auto` result key for an `Accept` header ("" when there is none). Negotiation reads only
+    /// the explicit weights of these types; equal weights, equal choice.
+    private static func autoFormatKey(accept: String) -> String {
+        let header = AcceptHeader(accept.isEmpty ? nil : accept)
+        return "auto" + [ImageFormat.avif, .webp, .jxl].map { ";\($0.rawValue)=\(header.explicitQuality(of: $0.mimeType) ?? 0)" }.joined()
     }
 
     /// Stops the pipeline and flushes the caches; call after the HTTP server stopped taking requests.

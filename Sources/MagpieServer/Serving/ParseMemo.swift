@@ -6,21 +6,26 @@ import Synchronization
 /// work per request.
 ///
 /// Only values that parsed are kept (a flood of bad paths cannot fill it), and the map is emptied when full rather
-/// than ordered: a cheap bound, and what stays hot is parsed again on its next request.
+/// than ordered: a cheap bound, and what stays hot is parsed again on its next request. Texts longer than
+/// `maximumTextBytes` are parsed every time: clients choose them, and the memo must stay within capacity × that.
 final class ParseMemo<Value: Sendable>: Sendable {
     private let entries = Mutex<[String: Value]>([:])
     private let capacity: Int
+    private let maximumTextBytes: Int
 
-    /// - Parameter capacity: The most texts kept; 0 keeps none.
-    init(capacity: Int) {
+    /// - Parameters:
+    ///   - capacity: The most texts kept; 0 keeps none.
+    ///   - maximumTextBytes: The longest text kept, in UTF-8 bytes.
+    init(capacity: Int, maximumTextBytes: Int = .max) {
         self.capacity = max(0, capacity)
+        self.maximumTextBytes = maximumTextBytes
     }
 
-    /// The value parsed earlier from `text`, or `parse(text)` (kept when it succeeds).
+    /// The value parsed earlier from `text`, or `parse(text)` (kept when it succeeds and is short enough).
     func value<Failure: Error>(for text: String, parse: (String) throws(Failure) -> Value) throws(Failure) -> Value {
+        guard capacity > 0, text.utf8.count <= maximumTextBytes else { return try parse(text) }
         if let known = entries.withLock({ $0[text] }) { return known }
         let parsed = try parse(text)
-        guard capacity > 0 else { return parsed }
         entries.withLock { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[text] = parsed
