@@ -24,7 +24,7 @@ struct SourcePolicy: Sendable {
     func allows(_ source: ServeSource) -> Bool {
         switch source {
         case .remote(let url):
-            return allowedPrefixes.isEmpty || allowedPrefixes.contains(where: url.absoluteString.hasPrefix)
+            return allowsRemote(url)
         case .local:
             // Resolved again on every request: a link changed since the result was made is refused now.
             return (try? pipelineSource(for: source, maximumBytes: 1)) != nil
@@ -35,9 +35,7 @@ struct SourcePolicy: Sendable {
     func pipelineSource(for source: ServeSource, maximumBytes: Int) throws(ServerFailure) -> Source {
         switch source {
         case .remote(let url):
-            guard allowedPrefixes.isEmpty || allowedPrefixes.contains(where: url.absoluteString.hasPrefix) else {
-                throw ServerFailure(status: 403, message: "source not allowed")
-            }
+            guard allowsRemote(url) else { throw ServerFailure(status: 403, message: "source not allowed") }
             return .network(ImageResource(downloadURL: url))
         case .local(let path):
             guard let root = localRoot else { throw ServerFailure(status: 403, message: "local sources are not enabled") }
@@ -48,6 +46,11 @@ struct SourcePolicy: Sendable {
             let file = URL(fileURLWithPath: real)
             return .provider(LocalFileImageDataProvider(fileURL: file, cacheKey: "local:" + real, maximumSize: maximumBytes))
         }
+    }
+
+    /// Whether `url` starts with one of the `--allow-source` prefixes (any URL when none was given).
+    private func allowsRemote(_ url: URL) -> Bool {
+        allowedPrefixes.isEmpty || allowedPrefixes.contains(where: url.absoluteString.hasPrefix)
     }
 
     /// `path` with every symbolic link, `.` and `..` resolved; nil when it does not exist.
