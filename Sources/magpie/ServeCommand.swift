@@ -89,6 +89,7 @@ struct ServeCommand: AsyncParsableCommand {
         service.shutdownTimeout = settings.shutdownTimeout
         service.idleTimeout = settings.idleTimeout
         service.logger = logger
+        service.freeMemoryReleaseInterval = .seconds(10)
         service.onListening = { host, port in
             let shown = host.contains(":") ? "[\(host)]" : host
             // Unbuffered: a supervisor or test waiting for the line gets it at once, even through a pipe.

@@ -22,16 +22,42 @@ public enum AllocatorPolicy {
     @discardableResult
     public static func returnLargeBlocksToTheSystem(threshold: Int = defaultThreshold) -> Bool {
         #if canImport(Glibc)
-        guard getenv("MALLOC_MMAP_THRESHOLD_") == nil, threshold > 0, threshold <= Int(Int32.max) else { return false }
-        // A sanitizer's allocator answers mallopt without using the threshold; its runtime exports this query.
-        guard dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__sanitizer_get_heap_size") == nil else { return false }
-        // Swift's Glibc module does not import <malloc.h>; the symbol is looked up instead. M_MMAP_THRESHOLD is -3.
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return false }
+        guard getenv("MALLOC_MMAP_THRESHOLD_") == nil, threshold > 0, threshold <= Int(Int32.max),
+            let symbol = glibcFunction("mallopt")
+        else { return false }
         typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
-        let mallopt = unsafeBitCast(symbol, to: Mallopt.self)
-        return mallopt(-3, Int32(threshold)) == 1
+        // M_MMAP_THRESHOLD is -3.
+        return unsafeBitCast(symbol, to: Mallopt.self)(-3, Int32(threshold)) == 1
         #else
         return false
+        #endif
+    }
+
+    /// Gives the free pages inside every allocator arena back to the kernel (glibc's `malloc_trim(0)`).
+    ///
+    /// glibc only shrinks the top of the main heap by itself. The free space between live blocks, and all of it in
+    /// the per-thread arenas (up to 8 per core), stays with the process: under the server's mixed soak, RSS net of
+    /// the result memory cache went 67 → 115 MiB in five minutes. The call takes each arena's lock in turn while it
+    /// walks that arena's free lists, so it suits a timer (see ``ImageServerService/freeMemoryReleaseInterval``),
+    /// not every request.
+    ///
+    /// - Returns: Whether any memory went back; false also when the allocator is not glibc's.
+    @discardableResult
+    public static func releaseFreeMemory() -> Bool {
+        guard let symbol = glibcFunction("malloc_trim") else { return false }
+        typealias MallocTrim = @convention(c) (Int) -> Int32
+        return unsafeBitCast(symbol, to: MallocTrim.self)(0) == 1
+    }
+
+    /// glibc's allocator function `name`, or nil when another allocator answers (a sanitizer's, another libc).
+    private static func glibcFunction(_ name: String) -> UnsafeMutableRawPointer? {
+        #if canImport(Glibc)
+        // A sanitizer's allocator answers glibc's calls without acting on them; its runtime exports this query.
+        guard dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__sanitizer_get_heap_size") == nil else { return nil }
+        // Swift's Glibc module does not import <malloc.h>; the symbols are looked up instead.
+        return dlsym(UnsafeMutableRawPointer(bitPattern: 0), name)
+        #else
+        return nil
         #endif
     }
 }

@@ -20,6 +20,10 @@ public struct ImageServerService: Sendable {
     /// How long an idle keep-alive connection stays open. Default 75 s: longer than load balancers' usual 60 s, so
     /// they close first and never send on a connection this side is closing.
     public var idleTimeout: Duration = .seconds(75)
+    /// How often the allocator's free pages go back to the kernel (``AllocatorPolicy/releaseFreeMemory()``), or nil
+    /// for never. Default nil: the allocator belongs to the whole process, so an embedding application opts in;
+    /// `magpie serve` uses 10 s.
+    public var freeMemoryReleaseInterval: Duration?
     /// Called once the server accepts connections, with the host and the port it got.
     public var onListening: @Sendable (_ host: String, _ port: Int) -> Void = { _, _ in }
     /// Where the HTTP server and the lifecycle log.
@@ -56,8 +60,14 @@ public struct ImageServerService: Sendable {
             configuration: .init(address: .hostname(host, port: port), serverName: serverName),
             onServerRunning: { channel in onListening(host, channel.localAddress?.port ?? 0) },
             logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: application), .init(service: ReadinessService(server: server)),
+        ]
+        if let interval = freeMemoryReleaseInterval {
+            services.append(.init(service: FreeMemoryReleaseService(interval: interval)))
+        }
         var configuration = ServiceGroupConfiguration(
-            services: [.init(service: application), .init(service: ReadinessService(server: server))],
+            services: services,
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         configuration.maximumGracefulShutdownDuration = shutdownTimeout
         let group = ServiceGroup(configuration: configuration)
@@ -79,6 +89,21 @@ private struct ReadinessService: Service {
     func run() async throws {
         try? await gracefulShutdown()
         server.beginShutdown()
+    }
+}
+
+/// Gives free allocator memory back to the kernel every `interval` until shutdown begins.
+private struct FreeMemoryReleaseService: Service {
+    let interval: Duration
+
+    func run() async throws {
+        // Ends at shutdown's start, so it never holds the group open.
+        try? await cancelWhenGracefulShutdown {
+            while true {
+                try await Task.sleep(for: interval)
+                AllocatorPolicy.releaseFreeMemory()
+            }
+        }
     }
 }
 

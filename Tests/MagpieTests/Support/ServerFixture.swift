@@ -53,6 +53,8 @@ struct ServerFixture: Sendable {
         var service = ImageServerService(server: server)
         service.port = 0
         service.logger = ImageOrigin.quietLogger
+        // As `magpie serve` runs it (more often, so every test's shutdown also stops the release timer).
+        service.freeMemoryReleaseInterval = .milliseconds(250)
         let (ports, sink) = AsyncStream<Int>.makeStream()
         service.onListening = { _, port in
             sink.yield(port)
