@@ -64,7 +64,7 @@ extension ImageServer {
         }
         let image = ServedImage(
             data: encoded, format: format.0, lastModified: await sourceLastModified(source), variesOnAccept: format.1)
-        memory.store(image, forKey: key)
+        memory.store(image, forKey: key, admission: .fresh)
         // Written after the answer, not before: the memory layer serves the next requests meanwhile, and a write
         // that evicts or meets a slow disk never delays this one. Shutdown waits for these writes.
         let results = self.results, logger = self.logger, validators = image.validators

@@ -186,7 +186,8 @@ public final class ImageServer: Sendable {
         }
         if let entry = try? await results.cachedEntry(forKey: key, extendingExpiration: nil) {
             let image = ServedImage(data: entry.data, validators: entry.metadata.validators)
-            memory.store(image, forKey: key)
+            // Read back from disk: asked for before, so protected in memory at once.
+            memory.store(image, forKey: key, admission: .repeated)
             metrics.cacheLayer("disk")
             return (image, "disk")
         }
