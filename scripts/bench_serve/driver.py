@@ -760,6 +760,10 @@ http {{
         self.memory_cache["magpie-soak"] = self.memory_cache_mib(base)
         timeline = [(t - started, rss) for t, rss in self.sampler.timeline.get("magpie-soak", [])]
         self.stop(server)
+        # Every sample, for a closer look than the per-minute means (seconds from the start, MiB).
+        with open(os.path.join(self.work, "magpie-soak-rss.tsv"), "w") as f:
+            f.write("seconds\trss_mib\n" + "".join(f"{t:.1f}\t{rss:.1f}\n" for t, rss in timeline))
+            f.write("# result memory cache (seconds, MiB): " + ", ".join(f"{t:.0f} {m:.1f}" for t, m in cache_timeline) + "\n")
         reference = min(60.0, seconds / 2)
 
         def around(at):
