@@ -2,7 +2,6 @@
 // transformations (clap, irot, imir) applied. More than 8 bits are decoded as 16-bit RGBA and
 // scaled here by round(v*255/(2^d-1)).
 #include <limits.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,15 +52,15 @@
     X(heif_image_release) \
     X(heif_init) \
     X(heif_nclx_color_profile_free)
-MG_LAZY_LIBRARY(heif_library, HEIF_FUNCTIONS, "libheif", MG_LAZY_FILES("libheif.so", "libheif.so.1"))
+static void initialize_heif(void);
+MG_LAZY_LIBRARY_INITIALIZED(heif_library, HEIF_FUNCTIONS, "libheif", initialize_heif,
+                            MG_LAZY_FILES("libheif.so", "libheif.so.1"))
+
+// Loads libheif's decoder plugins once for the whole process (never undone: decoding runs on many threads).
+static void initialize_heif(void) { p_heif_init(NULL); }
 
 // libheif 1.15's MAX_IMAGE_WIDTH/MAX_IMAGE_HEIGHT (heif_limits.h), the limit a fresh context has.
 #define MG_HEIF_DEFAULT_SIDE_LIMIT 32768u
-
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-
-// Loads libheif's decoder plugins once for the whole process (never undone: decoding runs on many threads).
-static void init_library(void) { p_heif_init(NULL); }
 
 static int status_for(struct heif_error error) {
     if (error.subcode == heif_suberror_Security_limit_exceeded) return MG_ERR_TOO_LARGE;
@@ -84,7 +83,6 @@ static int open_primary(const uint8_t *data, size_t length, uint64_t side_limit,
     *context = NULL;
     *handle = NULL;
     if (length == 0) return mg_fail(err, MG_ERR_TRUNCATED, "no data");
-    pthread_once(&init_once, init_library);
     struct heif_context *ctx = p_heif_context_alloc();
     if (!ctx) return mg_fail(err, MG_ERR_NO_MEMORY, "could not create the HEIF context");
     // No side can be longer than the pixel limit; never raise libheif's own default above it.

@@ -44,6 +44,7 @@ static void load_once(void) {
         }
         *library->symbols[index].slot = address;
     }
+    if (library->initialize) library->initialize();
     // The handles stay open for the life of the process: decoders may run at any time.
     library->ready = true;
 }

@@ -21,12 +21,14 @@ typedef struct {
 typedef struct {
     /// What the error message calls it ("libavif").
     const char *what;
-    /// Per library, the file names to try in order (a NULL-terminated list each), e.g. the soname then the
-    /// development symlink. Every library must open.
+    /// Per library, the file names to try in order (a NULL-terminated list each): the development symlink, then the
+    /// soname. Every library must open.
     const char *const *const *files;
     size_t file_count;
     const mg_lazy_symbol *symbols;
     size_t symbol_count;
+    /// Called once after every symbol resolved (a library's own global set-up), or NULL.
+    void (*initialize)(void);
     pthread_once_t once;
     /// Set by the one load: true when every library opened and every symbol resolved.
     bool ready;
@@ -39,18 +41,22 @@ bool mg_lazy_load(mg_lazy_library *library, mg_error *err);
 
 // For a list `X(name)` of the functions a file calls (the library's header or prototypes first), declares a pointer
 // `p_name` of each one's own type and `variable`, the mg_lazy_library that fills them from the files given, each
-// MG_LAZY_FILES("libfoo.so", "libfoo.so.N") (the development symlink, then the soname).
+// MG_LAZY_FILES("libfoo.so", "libfoo.so.N") (the development symlink, then the soname). MG_LAZY_LIBRARY_INITIALIZED
+// also names a function to call once the pointers are set.
 #define MG_LAZY_POINTER_(name) static __typeof__(&name) p_##name;
 #define MG_LAZY_SYMBOL_(name) {#name, (void **)&p_##name},
 #define MG_LAZY_FILES(...) (const char *const[]){__VA_ARGS__, NULL}
 #define MG_LAZY_LIBRARY(variable, LIST, description, ...)                                                          \
+    MG_LAZY_LIBRARY_INITIALIZED(variable, LIST, description, NULL, __VA_ARGS__)
+#define MG_LAZY_LIBRARY_INITIALIZED(variable, LIST, description, initializer, ...)                                 \
     LIST(MG_LAZY_POINTER_)                                                                                       \
     static const mg_lazy_symbol variable##_symbols[] = {LIST(MG_LAZY_SYMBOL_)};                                  \
     static const char *const *const variable##_files[] = {__VA_ARGS__};                                          \
     static mg_lazy_library variable = {                                                                          \
         .what = description, .files = variable##_files,                                                          \
         .file_count = sizeof(variable##_files) / sizeof(variable##_files[0]), .symbols = variable##_symbols,      \
-        .symbol_count = sizeof(variable##_symbols) / sizeof(variable##_symbols[0]), .once = PTHREAD_ONCE_INIT,   \
+        .symbol_count = sizeof(variable##_symbols) / sizeof(variable##_symbols[0]), .initialize = initializer,   \
+        .once = PTHREAD_ONCE_INIT,                                                                               \
     };
 
 #endif

@@ -89,9 +89,11 @@ final class ResultMemoryCache: Sendable {
     func value(forKey key: String) -> ServedImage? {
         state.withLock { state in
             guard let node = state.nodes[key] else { return nil }
+            let wasOnProbation = !node.isProtected
             state.unlink(node)
             state.pushNewest(node, protected: true)
-            shrink(&state)
+            // Only a promotion changes the segments' sizes; a protected hit just moves to the front.
+            if wasOnProbation { shrink(&state) }
             return node.value
         }
     }
