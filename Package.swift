@@ -204,6 +204,8 @@ let package = Package(
             dependencies: [
                 "Magpie",
                 "MagpieCore",
+                // The JPEG 1/8 decoder is compared with libjpeg's own output through the C entry point.
+                "CImageCodecs",
                 "MagpieServer",
                 // The CLI's own value parsers (ByteCount) are unit-tested; the commands run as a subprocess.
                 "magpie",

@@ -19,7 +19,9 @@ int mg_jpeg_read_header(const uint8_t *data, size_t length, mg_jpeg_header *head
 /// Flags of mg_jpeg_decode.
 enum {
     MG_JPEG_FAST = 1,       ///< on the DCT-scaled path, trade a little accuracy (no fancy upsampling) for speed
-    MG_JPEG_KEEP_CMYK = 2   ///< leave CMYK/YCCK samples unconverted in the bitmap (4 bytes per pixel)
+    MG_JPEG_KEEP_CMYK = 2,  ///< leave CMYK/YCCK samples unconverted in the bitmap (4 bytes per pixel)
+    MG_JPEG_TWO_THREADS = 4, ///< a baseline file decoded at 1/8 may use a second thread (same pixels)
+    MG_JPEG_LIBJPEG_ONLY = 8 ///< never the 1/8 baseline decoder: libjpeg alone (what tests and benchmarks compare with)
 };
 
 /// Decodes to RGBA. When `min_width`/`min_height` are non-zero, libjpeg's DCT scaling

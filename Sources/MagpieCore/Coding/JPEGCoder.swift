@@ -65,6 +65,7 @@ public struct JPEGCoder: ImageCoder {
         var error = mg_error()
         var rawCMYK: Int32 = 0
         let flags = Int32(MG_JPEG_FAST) | (cmykProfile != nil ? Int32(MG_JPEG_KEEP_CMYK) : 0)
+            | (Self.decodesOnTwoThreads ? Int32(MG_JPEG_TWO_THREADS) : 0)
         let status = CodecBridge.withBytes(of: data) {
             mg_jpeg_decode($0, $1, UInt32(minimum.width), UInt32(minimum.height), flags, &limits, &bitmap, &rawCMYK, &error)
         }
@@ -81,6 +82,10 @@ public struct JPEGCoder: ImageCoder {
         image.sourceInfo = ImageSourceInfo(bitDepth: 8, hasAlpha: false)
         return image
     }
+
+    /// A large baseline JPEG read at 1/8 scale (thumbnails) splits its Huffman decoding over two threads when the
+    /// process may run on more than one core.
+    private static let decodesOnTwoThreads = ProcessInfo.processInfo.activeProcessorCount > 1
 
     /// Encodes the first frame of `image` as a baseline or progressive JPEG.
     ///

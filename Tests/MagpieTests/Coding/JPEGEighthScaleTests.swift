@@ -1,0 +1,104 @@
+import CImageCodecs
+import Foundation
+import Testing
+@testable import Magpie
+@testable import MagpieCore
+
+/// The 1/8-scale baseline decoder (jpeg_eighth.c) against libjpeg's own decode of the same file: the pixels must be
+/// the same bytes, on one thread and on two, and damaged files must fail as they did before it existed.
+struct JPEGEighthScaleTests {
+    private enum Path: CaseIterable {
+        case libjpeg, oneThread, twoThreads
+
+        var flags: Int32 {
+            switch self {
+            case .libjpeg: Int32(MG_JPEG_FAST | MG_JPEG_LIBJPEG_ONLY)
+            case .oneThread: Int32(MG_JPEG_FAST)
+            case .twoThreads: Int32(MG_JPEG_FAST | MG_JPEG_TWO_THREADS)
+            }
+        }
+    }
+
+    private struct Outcome: Equatable {
+        var status: Int32
+        var width = 0, height = 0
+        var sha256 = ""
+    }
+
+    /// Decodes at the 1/8 DCT scale (a 1×1 minimum picks it) through one path.
+    private func decode(_ data: Data, _ path: Path) -> Outcome {
+        var bitmap = mg_bitmap()
+        var error = mg_error()
+        var limits = CodecBridge.limits(.default)
+        var raw: Int32 = 0
+        let status = CodecBridge.withBytes(of: data) {
+            mg_jpeg_decode($0, $1, 1, 1, path.flags, &limits, &bitmap, &raw, &error)
+        }
+        guard status == 0 else { return Outcome(status: status) }
+        let pixels = CodecBridge.pixels(adopting: bitmap)
+        return Outcome(status: 0, width: pixels.width, height: pixels.height, sha256: PixelDigest.sha256(pixels))
+    }
+
+    /// A photo-like baseline JPEG: a gradient under deterministic noise, so its scan is large enough (about 1 MB) for
+    /// the second thread to start.
+    private func noisyPhoto(width: Int = 2048, height: Int = 1536, quality: Int = 90) throws -> Data {
+        var bytes = [UInt8](repeating: 255, count: width * height * 4)
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for y in 0..<height {
+            for x in 0..<width {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                let noise = Int(state >> 58) - 32
+                let i = (y * width + x) * 4
+                bytes[i] = UInt8(clamping: x * 255 / width + noise)
+                bytes[i + 1] = UInt8(clamping: y * 255 / height - noise)
+                bytes[i + 2] = UInt8(clamping: (x ^ y) & 255 + noise / 2)
+            }
+        }
+        return try JPEGCoder().encode(Image(pixels: PixelBuffer(width: width, height: height, rgba: bytes)),
+                                      options: .init(quality: quality))
+    }
+
+    @Test func aLargeBaselineFileGivesLibjpegsPixelsOnOneAndTwoThreads() throws {
+        let data = try noisyPhoto()
+        #expect(data.count > 500_000)
+        let reference = decode(data, .libjpeg)
+        #expect(reference.status == 0 && reference.width == 256 && reference.height == 192)
+        #expect(decode(data, .oneThread) == reference)
+        #expect(decode(data, .twoThreads) == reference)
+    }
+
+    @Test(arguments: Corpus.rows.filter { $0.format == "JPEG" })
+    func everyCorpusJPEGGivesLibjpegsPixelsAtAnEighth(_ row: Corpus.Row) throws {
+        let data = try Data(contentsOf: row.url)
+        let reference = decode(data, .libjpeg)
+        #expect(decode(data, .oneThread) == reference)
+        #expect(decode(data, .twoThreads) == reference)
+    }
+
+    @Test func aCutFileFailsAsItDidWithLibjpegAlone() throws {
+        let data = try noisyPhoto()
+        for keep in [data.count / 3, data.count / 2 + 17, data.count - 2, data.count - 700] {
+            let cut = data.prefix(keep)
+            let reference = decode(cut, .libjpeg)
+            #expect(reference.status != 0, "cut at \(keep)")
+            #expect(decode(cut, .twoThreads) == reference, "cut at \(keep)")
+        }
+    }
+
+    /// Flipped bits either still decode (to exactly what libjpeg makes of them) or fail with libjpeg's error.
+    @Test func damagedDataGivesLibjpegsResultWhateverItIs() throws {
+        let data = try noisyPhoto(width: 1024, height: 768)
+        var state: UInt64 = 42
+        for _ in 0..<40 {
+            var damaged = data
+            for _ in 0..<3 {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                let at = 700 + Int(state >> 33) % (data.count - 702)
+                damaged[at] ^= UInt8(1 << Int(state >> 61))
+            }
+            let reference = decode(damaged, .libjpeg)
+            #expect(decode(damaged, .oneThread) == reference)
+            #expect(decode(damaged, .twoThreads) == reference)
+        }
+    }
+}
