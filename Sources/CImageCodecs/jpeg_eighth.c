@@ -401,8 +401,10 @@ static void *speculate(void *arg) {
         if (at >= p->total_bits) break;
         s->positions[s->count] = (uint32_t)at;
         int32_t record[5 * MAX_BLOCKS];
-        if (decode_mcu(p, &b, pred, record) < 0 || !pack_record(p, record, s->records + s->count * (uint64_t)p->slots_per_mcu)) {
-            // Not in step yet and hit a code no table has: start again at the next unread byte.
+        int16_t *packed = s->records + s->count * (uint64_t)p->slots_per_mcu;
+        if (decode_mcu(p, &b, pred, record) < 0 || !pack_record(p, record, packed)) {
+            // Not in step yet and hit a code no table has (or a q beyond 16 bits): start again at the next unread
+            // byte. Records before this point are never used once it is past them (clean_from).
             b.buf = 0;
             b.bits = 0;
             s->clean_from = s->count;

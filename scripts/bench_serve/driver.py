@@ -870,7 +870,7 @@ http {{
                 m = self.best(fmt, "cold", "magpie")
                 t = self.best(fmt, "cold", "thumbor")
                 f = self.floor[fmt]
-                if m:
+                if m and m.rps:  # 0 req/s when magpie died during the cell: no ratio to chart
                     bench_log.ratio("server", f"cold {LABEL[fmt]} vs the libvips floor (no HTTP)", f / m.rps,
                                     note="floor: vipsthumbnail alone, no HTTP")
                 w(f"| {LABEL[fmt]} | {f:.1f} | {f'{m.rps:.1f}' if m else 'skipped'} | "
