@@ -33,6 +33,9 @@ enum {
 int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint32_t min_height, int32_t flags,
                    const mg_limits *limits, mg_bitmap *out, int32_t *raw_cmyk, mg_error *err);
 
+/// How many decodes so far used MG_JPEG_TWO_THREADS's second thread (the split met and was verified).
+uint64_t mg_jpeg_eighth_split_count(void);
+
 /// Encodes RGBA (alpha ignored: flatten first) as a JPEG with quality 1...100.
 int mg_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int32_t quality, int32_t progressive,
                    mg_buffer *out, mg_error *err);

@@ -67,6 +67,13 @@ struct JPEGEighthScaleTests {
         #expect(decode(data, .twoThreads) == reference)
     }
 
+    @Test func twoThreadsSplitTheScanOfALargeFile() throws {
+        let data = try noisyPhoto()
+        let before = mg_jpeg_eighth_split_count()
+        #expect(decode(data, .twoThreads).status == 0)
+        #expect(mg_jpeg_eighth_split_count() > before)
+    }
+
     @Test(arguments: Corpus.rows.filter { $0.format == "JPEG" })
     func everyCorpusJPEGGivesLibjpegsPixelsAtAnEighth(_ row: Corpus.Row) throws {
         let data = try Data(contentsOf: row.url)
