@@ -30,11 +30,12 @@
 
 #define LOOKAHEAD 11
 #define MAX_BLOCKS 10  // per MCU (libjpeg's D_MAX_BLOCKS_IN_MCU)
-#define SKIP_EOB 0x400
+#define SKIP_EOB 0x800
 
 typedef struct {
     uint16_t fast[1 << LOOKAHEAD];  // (length << 8) | symbol for codes up to LOOKAHEAD bits, else 0
     uint16_t skip[1 << LOOKAHEAD];  // AC only: bits to drop (code and value) | k advance << 5 | SKIP_EOB, else 0
+    uint16_t pair[1 << LOOKAHEAD];  // the same for two coefficients when both fit in the lookahead, else as skip
     int32_t maxcode[18];            // largest code of each length, -1 when none
     int32_t valoffset[17];
     uint8_t huffval[256];
@@ -157,6 +158,20 @@ static int build_table(huff_table *t, const JHUFF_TBL *src, int is_dc) {
             }
         }
     }
+    if (!is_dc) {
+        // A second coefficient whose code and value bits fit in what the first leaves of the lookahead: the
+        // symbol-to-symbol chain (a table load per step) is what bounds the speed, and this halves it where it fits.
+        for (int p = 0; p < (1 << LOOKAHEAD); p++) {
+            uint16_t first = t->skip[p];
+            t->pair[p] = first;
+            int used = first & 31;
+            if (!first || (first & SKIP_EOB)) continue;
+            uint16_t second = t->skip[(p << used) & ((1 << LOOKAHEAD) - 1)];
+            int more = second & 31;
+            if (!second || used + more > LOOKAHEAD) continue;
+            t->pair[p] = (uint16_t)((used + more) | ((first >> 5 & 63) + (second >> 5 & 63)) << 5 | (second & SKIP_EOB));
+        }
+    }
     return 1;
 }
 
@@ -233,11 +248,13 @@ static inline int decode_dc(bit_reader *b, const huff_table *t, int *diff) {
 static inline int skip_ac(bit_reader *b, const huff_table *t) {
     for (int k = 1; k < 64;) {
         if (b->bits < 32) refill(b);
-        uint32_t e = t->skip[PEEK(b, LOOKAHEAD)];
+        // Two coefficients at once only while they cannot run past 63 (each advances k by at most 16): a block
+        // that ends there must not eat the next block's first code.
+        uint32_t e = (k < 32 ? t->pair : t->skip)[PEEK(b, LOOKAHEAD)];
         if (e) {
             DROP(b, e & 31);
             if (e & SKIP_EOB) return 0;
-            k += (int)(e >> 5 & 31);
+            k += (int)(e >> 5 & 63);
             continue;
         }
         int rs = decode_symbol(b, t);
