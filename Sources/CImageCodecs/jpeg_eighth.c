@@ -1,8 +1,8 @@
 // A decoder for one case that matters: a baseline JPEG read at 1/8 scale, the DCT scale
 // every large thumbnail uses. libjpeg-turbo spends almost all of that time walking the
-// Huffman-coded data one symbol at a time on one core; here the walk is faster (a table
-// that skips a whole AC coefficient, code and value bits, in one lookup) and runs on two
-// cores.
+// Huffman-coded data one symbol at a time on one core; here the walk is faster (tables
+// that skip one or two whole AC coefficients, code and value bits, in one lookup) and runs
+// on two cores.
 //
 // Two cores without restart markers: the second thread starts in the middle of the data
 // at a guessed position. JPEG's Huffman codes resynchronise within a few blocks, so its
