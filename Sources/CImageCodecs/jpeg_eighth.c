@@ -542,14 +542,16 @@ int mg_jpeg_decode_eighth(j_decompress_ptr cinfo, const uint8_t *data, size_t le
     p->rgba = rgba;
     p->data = data;
     p->start = (size_t)(scan - data);
-    // The second thread starts halfway through the bytes, not on a stuffed 0x00.
-    size_t split = p->start + (length - p->start) / 2;
     uint64_t stuffed = 0, stuffed_total = 0;
-    p->end = scan_end(data, p->start, length, split, &stuffed, &stuffed_total);
+    p->end = scan_end(data, p->start, length, length, &stuffed, &stuffed_total);
     if (p->end + 1 >= length || data[p->end + 1] != 0xD9) goto done;  // the scan must end at EOI
     p->total_bits = ((uint64_t)(p->end - p->start) - stuffed_total) * 8;
-    if (split >= p->end) split = p->end;
+    // The second thread starts halfway through the scan (phones append a second image after EOI: not the file's
+    // middle), not on a stuffed 0x00.
+    size_t split = p->start + (p->end - p->start) / 2;
     if (split > p->start && data[split - 1] == 0xFF) split++;
+    uint64_t ignored = 0;
+    scan_end(data, p->start, split, split, &stuffed, &ignored);
 
     if (threads > 1 && p->end - p->start >= (1u << 16) && split < p->end && p->total_bits < UINT32_MAX) {
         s.p = p;

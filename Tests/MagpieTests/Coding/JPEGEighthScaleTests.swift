@@ -74,6 +74,17 @@ struct JPEGEighthScaleTests {
         #expect(mg_jpeg_eighth_split_count() > before)
     }
 
+    /// Phones store a second image (depth map, preview) after the first one's EOI: the split is the scan's middle.
+    @Test func aFileWithASecondImageAfterItsEndIsSplitAndDecodedTheSame() throws {
+        let data = try noisyPhoto()
+        let withSecond = data + data
+        let before = mg_jpeg_eighth_split_count()
+        let outcome = decode(withSecond, .twoThreads)
+        #expect(mg_jpeg_eighth_split_count() > before)
+        #expect(outcome == decode(withSecond, .libjpeg))
+        #expect(outcome == decode(data, .libjpeg))
+    }
+
     @Test(arguments: Corpus.rows.filter { $0.format == "JPEG" })
     func everyCorpusJPEGGivesLibjpegsPixelsAtAnEighth(_ row: Corpus.Row) throws {
         let data = try Data(contentsOf: row.url)
