@@ -59,9 +59,8 @@ func runTask(_ task: String, _ data: Data) throws {
                 var header = mg_jpeg_header()
                 _ = mg_jpeg_read_header(p, raw.count, &header, &error)
                 let fit = PixelSize(width: Int(header.width), height: Int(header.height)).fitting(in: thumbBox)
-                // The flags JPEGCoder passes: the 1/8 baseline decoder on two threads when there are two cores.
-                let flags = Int32(MG_JPEG_FAST) | (ProcessInfo.processInfo.activeProcessorCount > 1 ? Int32(MG_JPEG_TWO_THREADS) : 0)
-                return mg_jpeg_decode(p, raw.count, UInt32(fit.width), UInt32(fit.height), flags, &limits, &bitmap, nil, &error)
+                return mg_jpeg_decode(
+                    p, raw.count, UInt32(fit.width), UInt32(fit.height), JPEGCoder.decodeFlags, &limits, &bitmap, nil, &error)
             case (.png, "raw-decode"): return mg_png_decode(p, raw.count, &limits, &bitmap, &error)
             default: return -1
             }

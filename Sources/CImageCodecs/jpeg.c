@@ -277,8 +277,8 @@ restart:
     if (!(flags & MG_JPEG_LIBJPEG_ONLY) && !is_cmyk && cinfo.scale_num == 1 && cinfo.scale_denom == 8 &&
         !cinfo.progressive_mode) {
         // A baseline file at 1/8: jpeg_eighth.c decodes it faster, and on two threads when allowed. It gives
-        // libjpeg's pixels exactly, or declines (damaged data included) and libjpeg decodes as before.
-        jpeg_calc_output_dimensions(&cinfo);
+        // libjpeg's pixels exactly, or declines (damaged data included) and libjpeg decodes as before. The output
+        // size is current: the scale search above stopped at 1/8 right after computing it.
         uint8_t *eighth = mg_alloc_pixels((size_t)cinfo.output_width * 4 * cinfo.output_height);
         if (eighth) {
             int threads = (flags & MG_JPEG_TWO_THREADS) ? 2 : 1;

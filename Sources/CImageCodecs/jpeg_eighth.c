@@ -511,18 +511,17 @@ static int plan_scan(plan *p, j_decompress_ptr cinfo) {
     return 1;
 }
 
-// Where the scan's data ends (its first marker), and how many stuffed bytes come before `split` and before the end.
-static size_t scan_end(const uint8_t *data, size_t start, size_t length, size_t split, uint64_t *before_split,
-                       uint64_t *total) {
+// Where the scan's data ends before `length` (its first marker, else `length`), and how many stuffed bytes come
+// before that.
+static size_t scan_end(const uint8_t *data, size_t start, size_t length, uint64_t *stuffed) {
     size_t i = start;
-    *before_split = *total = 0;
+    *stuffed = 0;
     for (;;) {
         const uint8_t *ff = i < length ? memchr(data + i, 0xFF, length - i) : NULL;
         if (!ff) return length;
         i = (size_t)(ff - data);
         if (i + 1 >= length || data[i + 1] != 0x00) return i;
-        if (i < split) (*before_split)++;
-        (*total)++;
+        (*stuffed)++;
         i += 2;
     }
 }
@@ -542,16 +541,16 @@ int mg_jpeg_decode_eighth(j_decompress_ptr cinfo, const uint8_t *data, size_t le
     p->rgba = rgba;
     p->data = data;
     p->start = (size_t)(scan - data);
-    uint64_t stuffed = 0, stuffed_total = 0;
-    p->end = scan_end(data, p->start, length, length, &stuffed, &stuffed_total);
+    uint64_t stuffed_total = 0;
+    p->end = scan_end(data, p->start, length, &stuffed_total);
     if (p->end + 1 >= length || data[p->end + 1] != 0xD9) goto done;  // the scan must end at EOI
     p->total_bits = ((uint64_t)(p->end - p->start) - stuffed_total) * 8;
     // The second thread starts halfway through the scan (phones append a second image after EOI: not the file's
     // middle), not on a stuffed 0x00.
     size_t split = p->start + (p->end - p->start) / 2;
     if (split > p->start && data[split - 1] == 0xFF) split++;
-    uint64_t ignored = 0;
-    scan_end(data, p->start, split, split, &stuffed, &ignored);
+    uint64_t stuffed = 0;  // before the split: the second thread's positions count unstuffed bits from the start
+    scan_end(data, p->start, split, &stuffed);
 
     if (threads > 1 && p->end - p->start >= (1u << 16) && split < p->end && p->total_bits < UINT32_MAX) {
         s.p = p;

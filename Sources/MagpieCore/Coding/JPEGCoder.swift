@@ -64,8 +64,7 @@ public struct JPEGCoder: ImageCoder {
         var bitmap = mg_bitmap()
         var error = mg_error()
         var rawCMYK: Int32 = 0
-        let flags = Int32(MG_JPEG_FAST) | (cmykProfile != nil ? Int32(MG_JPEG_KEEP_CMYK) : 0)
-            | (Self.decodesOnTwoThreads ? Int32(MG_JPEG_TWO_THREADS) : 0)
+        let flags = Self.decodeFlags | (cmykProfile != nil ? Int32(MG_JPEG_KEEP_CMYK) : 0)
         let status = CodecBridge.withBytes(of: data) {
             mg_jpeg_decode($0, $1, UInt32(minimum.width), UInt32(minimum.height), flags, &limits, &bitmap, &rawCMYK, &error)
         }
@@ -83,9 +82,11 @@ public struct JPEGCoder: ImageCoder {
         return image
     }
 
-    /// A large baseline JPEG read at 1/8 scale (thumbnails) splits its Huffman decoding over two threads when the
-    /// process may run on more than one core.
-    private static let decodesOnTwoThreads = ProcessInfo.processInfo.activeProcessorCount > 1
+    /// The flags every decode passes to `mg_jpeg_decode` (the benchmark worker's raw C cell passes them too): a large
+    /// baseline JPEG read at 1/8 scale (thumbnails) splits its Huffman decoding over two threads when the process may
+    /// run on more than one core.
+    package static let decodeFlags =
+        Int32(MG_JPEG_FAST) | (ProcessInfo.processInfo.activeProcessorCount > 1 ? Int32(MG_JPEG_TWO_THREADS) : 0)
 
     /// Encodes the first frame of `image` as a baseline or progressive JPEG.
     ///
