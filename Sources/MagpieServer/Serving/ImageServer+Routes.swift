@@ -56,7 +56,7 @@ extension ImageServer {
         }
         return Response(
             status: HTTPResponse.Status(code: answer.status), headers: fields,
-            body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+            body: .init(byteBuffer: answer.bodyBuffer))
     }
 
     static func text(_ text: String, status: HTTPResponse.Status = .ok) -> Response {

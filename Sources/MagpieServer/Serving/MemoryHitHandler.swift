@@ -60,8 +60,9 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
             head.headerFields[.connection].map({ $0.lowercased() == "keep-alive" }) ?? true,
             let target = head.path, target.hasPrefix("/")
         else { return nil }
-        // The path as Hummingbird's router sees it (`request.uri.path`): everything before the query.
-        let path = target.firstIndex(of: "?").map { String(target[..<$0]) } ?? target
+        // The path as Hummingbird's router sees it (`request.uri.path`): everything before the query. Searched as
+        // bytes: a search by Character walks grapheme clusters, which was 5 % of a cached answer's CPU (perf).
+        let path = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { String(target[..<$0]) } ?? target
         return server.memoryHitResponse(
             to: ImageServerRequest(
                 method: head.method == .head ? "HEAD" : "GET", path: path, accept: head.headerFields[.accept],
@@ -84,9 +85,7 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         fields[.date] = responseHeaders.date()
         if let serverName = responseHeaders.serverName { fields[.server] = serverName }
         context.write(wrapOutboundOut(.head(HTTPResponse(status: .init(code: answer.status), headerFields: fields))), promise: nil)
-        if !answer.body.isEmpty {
-            context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: answer.body))), promise: nil)
-        }
+        if answer.bodyBuffer.readableBytes > 0 { context.write(wrapOutboundOut(.body(answer.bodyBuffer)), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 }
