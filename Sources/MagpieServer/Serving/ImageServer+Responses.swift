@@ -1,6 +1,5 @@
 import Logging
 import Magpie
-import NIOCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -12,7 +11,7 @@ extension ImageServer {
     func imageResponse(_ image: ServedImage, layer: String, request: ImageServerRequest) -> ImageServerResponse {
         var headers: [(name: String, value: String)] = [
             ("Content-Type", image.format.mimeType),
-            ("Content-Length", String(image.byteCount)),
+            ("Content-Length", String(image.data.count)),
             ("Cache-Control", resultCacheControl),
             ("ETag", image.etag),
         ]
@@ -23,10 +22,9 @@ extension ImageServer {
             // RFC 9110 §15.4.5: a 304 carries the validators and caching headers a 200 would, no body.
             return ImageServerResponse(
                 status: 304, headers: headers.filter { $0.name != "Content-Type" && $0.name != "Content-Length" },
-                bodyBuffer: ByteBuffer(), cacheLayer: layer)
+                body: Data(), cacheLayer: layer)
         }
-        return ImageServerResponse(
-            status: 200, headers: headers, bodyBuffer: request.method == "HEAD" ? ByteBuffer() : image.bytes, cacheLayer: layer)
+        return ImageServerResponse(status: 200, headers: headers, body: request.method == "HEAD" ? Data() : image.data, cacheLayer: layer)
     }
 
     /// `If-None-Match` decides when present (weak comparison, `*` matches); `If-Modified-Since` only without it.
@@ -59,8 +57,7 @@ extension ImageServer {
         default:
             headers.append(("Cache-Control", "no-store"))
         }
-        return ImageServerResponse(
-            status: failure.status, headers: headers, bodyBuffer: ByteBuffer(bytes: method == "HEAD" ? Data() : body), cacheLayer: "-")
+        return ImageServerResponse(status: failure.status, headers: headers, body: method == "HEAD" ? Data() : body, cacheLayer: "-")
     }
 
     /// One line per request: method, path with the signature elided, status, bytes, milliseconds, cache layer.
@@ -69,7 +66,7 @@ extension ImageServer {
         logger.info(
             "\(method) \(Self.elidingSignature(path)) \(response.status)",
             metadata: [
-                "status": "\(response.status)", "bytes": "\(response.bodyBuffer.readableBytes)",
+                "status": "\(response.status)", "bytes": "\(response.body.count)",
                 "ms": "\((milliseconds * 10).rounded() / 10)", "cache": "\(response.cacheLayer)",
             ])
     }

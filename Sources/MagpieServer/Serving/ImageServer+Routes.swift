@@ -56,7 +56,7 @@ extension ImageServer {
         }
         return Response(
             status: HTTPResponse.Status(code: answer.status), headers: fields,
-            body: .init(byteBuffer: answer.bodyBuffer))
+            body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
     }
 
     static func text(_ text: String, status: HTTPResponse.Status = .ok) -> Response {

@@ -153,7 +153,7 @@ public final class ImageServer: Sendable {
         -> ImageServerResponse
     {
         let elapsed = ContinuousClock.now - start
-        metrics.request(route: "image", status: response.status, bytesSent: response.bodyBuffer.readableBytes)
+        metrics.request(route: "image", status: response.status, bytesSent: response.body.count)
         metrics.phase(.total, elapsed)
         if configuration.accessLog { accessLog(method: request.method, path: request.path, response: response, elapsed: elapsed) }
         return response

@@ -1,5 +1,4 @@
 import Magpie
-import NIOCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -36,14 +35,8 @@ public struct ImageServerResponse: Sendable {
     public var status: Int
     /// Header fields in order.
     public var headers: [(name: String, value: String)]
-    /// The body. Reading it copies the bytes; the server itself writes them without a copy.
-    public var body: Data {
-        get { Data(bodyBuffer.readableBytesView) }
-        set { bodyBuffer = ByteBuffer(bytes: newValue) }
-    }
-    /// The body as it is written: for an image, the buffer the memory cache holds, shared by every answer instead of
-    /// copied for each (measured: the copy and its allocation were about 5 % of a cached answer's CPU).
-    var bodyBuffer: ByteBuffer
+    /// The body.
+    public var body: Data
     /// Where the image came from: `memory`, `disk`, `original` (made from cached source bytes), `none` (downloaded),
     /// or `-` for errors; the access log and the `X-Magpie-Cache` header carry it.
     public var cacheLayer: String

@@ -85,7 +85,9 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         fields[.date] = responseHeaders.date()
         if let serverName = responseHeaders.serverName { fields[.server] = serverName }
         context.write(wrapOutboundOut(.head(HTTPResponse(status: .init(code: answer.status), headerFields: fields))), promise: nil)
-        if answer.bodyBuffer.readableBytes > 0 { context.write(wrapOutboundOut(.body(answer.bodyBuffer)), promise: nil) }
+        if !answer.body.isEmpty {
+            context.write(wrapOutboundOut(.body(context.channel.allocator.buffer(bytes: answer.body))), promise: nil)
+        }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
 }

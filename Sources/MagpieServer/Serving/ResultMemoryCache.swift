@@ -31,7 +31,7 @@ final class ResultMemoryCache: Sendable {
             self.value = value
         }
 
-        var size: Int { value.byteCount }
+        var size: Int { value.data.count }
     }
 
     /// One recency list, newest first out of `oldest`'s side.
@@ -99,7 +99,7 @@ final class ResultMemoryCache: Sendable {
     }
 
     func store(_ value: ServedImage, forKey key: String, admission: Admission) {
-        let size = value.byteCount
+        let size = value.data.count
         let limit = admission == .fresh ? probationCapacity : capacity / 4
         guard size <= limit else { return }
         state.withLock { state in

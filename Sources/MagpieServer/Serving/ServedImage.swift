@@ -1,6 +1,5 @@
 import Crypto
 import Magpie
-import NIOCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -10,8 +9,7 @@ import Foundation
 /// One encoded result as it is sent and cached: the bytes, their format, a strong ETag of them, and the source's
 /// `Last-Modified` when it had one.
 struct ServedImage: Sendable {
-    /// The encoded bytes, in the buffer every answer writes (NIO shares it; nothing is copied per request).
-    let bytes: ByteBuffer
+    let data: Data
     let format: ImageFormat
     /// A quoted strong entity tag: the first 128 bits of the SHA-256 of ``data``, in hex.
     let etag: String
@@ -21,7 +19,7 @@ struct ServedImage: Sendable {
     let variesOnAccept: Bool
 
     init(data: Data, format: ImageFormat, lastModified: String?, variesOnAccept: Bool) {
-        self.bytes = ByteBuffer(bytes: data)
+        self.data = data
         self.format = format
         self.etag = Self.entityTag(of: data)
         self.lastModified = lastModified
@@ -30,15 +28,12 @@ struct ServedImage: Sendable {
 
     /// Read back from the result cache, whose validators hold what was written with the bytes.
     init(data: Data, validators: HTTPValidators) {
-        self.bytes = ByteBuffer(bytes: data)
+        self.data = data
         self.format = ImageFormat(sniffing: data)
         self.etag = validators.etag ?? Self.entityTag(of: data)
         self.lastModified = validators.lastModified
         self.variesOnAccept = validators.vary != nil
     }
-
-    /// The size of the encoded result.
-    var byteCount: Int { bytes.readableBytes }
 
     /// What the result cache stores beside the bytes.
     var validators: HTTPValidators {

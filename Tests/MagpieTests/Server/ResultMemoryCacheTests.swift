@@ -17,7 +17,7 @@ struct ResultMemoryCacheTests {
     @Test func freshResultsAreServedUntilProbationIsFull() {
         let cache = ResultMemoryCache(capacity: 80_000)  // probation: 10,000 bytes, ten results
         for tag in 0..<10 { cache.store(Self.result(UInt8(tag)), forKey: "k\(tag)", admission: .fresh) }
-        #expect((0..<10).allSatisfy { cache.value(forKey: "k\($0)")?.bytes.readableBytesView.first == UInt8($0) })
+        #expect((0..<10).allSatisfy { cache.value(forKey: "k\($0)")?.data.first == UInt8($0) })
     }
 
     @Test func resultsAskedForOnceDoNotPushOutResultsAskedForAgain() {
@@ -27,7 +27,7 @@ struct ResultMemoryCacheTests {
         for tag in 0..<5 { #expect(cache.value(forKey: "hot\(tag)") != nil) }
         // A scan of a thousand one-time results, eighty times the capacity of probation.
         for tag in 0..<1_000 { cache.store(Self.result(UInt8(tag % 256)), forKey: "once\(tag)", admission: .fresh) }
-        #expect((0..<5).allSatisfy { cache.value(forKey: "hot\($0)")?.bytes.readableBytesView.first == UInt8($0) })
+        #expect((0..<5).allSatisfy { cache.value(forKey: "hot\($0)")?.data.first == UInt8($0) })
         #expect(cache.value(forKey: "once0") == nil)
         // One-time results hold at most probation's bytes.
         #expect(cache.usage.bytes <= 5 * 1_000 + cache.probationCapacity)
@@ -37,7 +37,7 @@ struct ResultMemoryCacheTests {
         let cache = ResultMemoryCache(capacity: 80_000)
         cache.store(Self.result(7), forKey: "from-disk", admission: .repeated)
         for tag in 0..<100 { cache.store(Self.result(UInt8(tag)), forKey: "once\(tag)", admission: .fresh) }
-        #expect(cache.value(forKey: "from-disk")?.bytes.readableBytesView.first == 7)
+        #expect(cache.value(forKey: "from-disk")?.data.first == 7)
     }
 
     @Test func protectedResultsPastTheirShareAreDemotedThenEvictedOldestFirst() {
@@ -58,14 +58,14 @@ struct ResultMemoryCacheTests {
         cache.store(Self.result(3, size: 20_000), forKey: "quarter", admission: .repeated)
         #expect(cache.value(forKey: "fresh") == nil)
         #expect(cache.value(forKey: "repeated") == nil)
-        #expect(cache.value(forKey: "quarter")?.bytes.readableBytesView.first == 3)
+        #expect(cache.value(forKey: "quarter")?.data.first == 3)
     }
 
     @Test func storingAKeyAgainReplacesItsResultAndItsBytes() {
         let cache = ResultMemoryCache(capacity: 80_000)
         cache.store(Self.result(1), forKey: "k", admission: .fresh)
         cache.store(Self.result(2, size: 3_000), forKey: "k", admission: .repeated)
-        #expect(cache.value(forKey: "k")?.bytes.readableBytesView.first == 2)
+        #expect(cache.value(forKey: "k")?.data.first == 2)
         #expect(cache.usage.count == 1)
         #expect(cache.usage.bytes == 3_000)
     }
