@@ -33,7 +33,8 @@ enum {
 int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint32_t min_height, int32_t flags,
                    const mg_limits *limits, mg_bitmap *out, int32_t *raw_cmyk, mg_error *err);
 
-/// How many decodes so far used MG_JPEG_TWO_THREADS's second thread (the split met and was verified).
+/// How many decodes so far on the calling thread used MG_JPEG_TWO_THREADS's second thread (the split met and was
+/// verified).
 uint64_t mg_jpeg_eighth_split_count(void);
 
 /// Encodes RGBA (alpha ignored: flatten first) as a JPEG with quality 1...100.
