@@ -54,13 +54,13 @@ func runTask(_ task: String, _ data: Data) throws {
         let status = data.withUnsafeBytes { raw -> Int32 in
             let p = raw.bindMemory(to: UInt8.self).baseAddress!
             switch (ImageFormat(sniffing: data), task) {
-            case (.jpeg, "raw-decode"): return mg_jpeg_decode(p, raw.count, 0, 0, 0, &limits, &bitmap, nil, &error)
+            case (.jpeg, "raw-decode"): return mg_jpeg_decode(p, raw.count, 0, 0, 0, nil, &limits, &bitmap, nil, &error)
             case (.jpeg, _):
                 var header = mg_jpeg_header()
                 _ = mg_jpeg_read_header(p, raw.count, &header, &error)
                 let fit = PixelSize(width: Int(header.width), height: Int(header.height)).fitting(in: thumbBox)
                 return mg_jpeg_decode(
-                    p, raw.count, UInt32(fit.width), UInt32(fit.height), JPEGCoder.decodeFlags, &limits, &bitmap, nil, &error)
+                    p, raw.count, UInt32(fit.width), UInt32(fit.height), JPEGCoder.decodeFlags, nil, &limits, &bitmap, nil, &error)
             case (.png, "raw-decode"): return mg_png_decode(p, raw.count, &limits, &bitmap, &error)
             default: return -1
             }

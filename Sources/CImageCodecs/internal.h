@@ -16,4 +16,23 @@ int mg_check_frame_size(mg_error *err, const mg_limits *limits, uint64_t width, 
 /// cannot be described (heif_derived.c).
 int mg_heif_check_derived(const uint8_t *data, size_t length, const mg_limits *limits, mg_error *err);
 
+/// A colour conversion that runs beside a decoder (color_stream.c): the decoder reports finished rows of its RGBA8
+/// output, which are converted in place through an RGBA8 transform (mg_color_transform_create), on a second
+/// thread when `may_thread` and the image is large, else right away on the calling thread.
+typedef struct mg_color_stream mg_color_stream;
+
+/// A new stream over `pixels` (`width` x `height` RGBA8, rows packed), or NULL when out of memory.
+mg_color_stream *mg_color_stream_start(void *transform, uint8_t *pixels, uint32_t width, uint32_t height,
+                                       int may_thread);
+
+/// Rows [first, end) are final (and every row before them was reported before).
+void mg_color_stream_rows_ready(mg_color_stream *stream, uint32_t first, uint32_t end);
+
+/// Converts what is left, waits for the second thread and frees the stream (NULL: nothing).
+void mg_color_stream_finish(mg_color_stream *stream);
+
+/// Waits for the second thread without converting the rest, and frees the stream (NULL: nothing): for a decode that
+/// failed, before its pixels are freed.
+void mg_color_stream_abandon(mg_color_stream *stream);
+
 #endif

@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <jpeglib.h>
 #include <jerror.h>
+#include "mg_color.h"
 #include "mg_jpeg.h"
 #include "internal.h"
 #include "jpeg_eighth.h"
@@ -202,8 +203,9 @@ static uint8_t *dc_only_stream(const uint8_t *data, size_t length, size_t *out_l
 }
 
 int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint32_t min_height, int32_t flags,
-                   const mg_limits *limits, mg_bitmap *out, int32_t *raw_cmyk, mg_error *err) {
+                   void *color_transform, const mg_limits *limits, mg_bitmap *out, int32_t *raw_cmyk, mg_error *err) {
     const int fast = (flags & MG_JPEG_FAST) != 0;
+    const int two_threads = (flags & MG_JPEG_TWO_THREADS) != 0;
     if (raw_cmyk) *raw_cmyk = 0;
     struct jpeg_decompress_struct cinfo;
     mg_jpeg_error_mgr mgr;
@@ -211,12 +213,14 @@ int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint3
     uint8_t *volatile pixels = NULL;
     uint8_t *volatile cmyk_row = NULL;
     uint8_t *volatile dc_stream = NULL;
+    mg_color_stream *volatile colors = NULL;
     const uint8_t *volatile input = data;  // becomes the DC-only copy on that path
     volatile size_t input_length = length;
 restart:
     setup_errors(&mgr);
     cinfo.err = &mgr.base;
     if (setjmp(mgr.jump)) {
+        mg_color_stream_abandon(colors);  // its thread is done with the pixels before they are freed
         free(pixels);
         free(cmyk_row);
         free(dc_stream);
@@ -281,8 +285,11 @@ restart:
         // size is current: the scale search above stopped at 1/8 right after computing it.
         uint8_t *eighth = mg_alloc_pixels((size_t)cinfo.output_width * 4 * cinfo.output_height);
         if (eighth) {
-            int threads = (flags & MG_JPEG_TWO_THREADS) ? 2 : 1;
+            int threads = two_threads ? 2 : 1;
             if (mg_jpeg_decode_eighth(&cinfo, input, input_length, eighth, threads) == MG_EIGHTH_DONE) {
+                if (color_transform)
+                    mg_color_transform_apply(color_transform, eighth, eighth,
+                                             (size_t)cinfo.output_width * cinfo.output_height);
                 out->pixels = eighth;
                 out->width = cinfo.output_width;
                 out->height = cinfo.output_height;
@@ -314,23 +321,34 @@ restart:
         int inverted = cinfo.saw_Adobe_marker;
         // With MG_JPEG_KEEP_CMYK the caller converts the samples through the file's CMYK profile itself.
         int keep = (flags & MG_JPEG_KEEP_CMYK) != 0;
+        if (color_transform && !keep) colors = mg_color_stream_start(color_transform, pixels, width, height, two_threads);
         while (cinfo.output_scanline < height) {
             JSAMPROW row = keep ? pixels + stride * cinfo.output_scanline : cmyk_row;
             uint32_t y = cinfo.output_scanline;
             jpeg_read_scanlines(&cinfo, &row, 1);
             if (!keep) cmyk_row_to_rgba(cmyk_row, pixels + stride * y, width, inverted);
+            if (colors) mg_color_stream_rows_ready(colors, y, y + 1);
         }
         if (keep && raw_cmyk) *raw_cmyk = inverted ? 2 : 1;
     } else {
+        if (color_transform) colors = mg_color_stream_start(color_transform, pixels, width, height, two_threads);
         JSAMPROW rows[16];
         while (cinfo.output_scanline < height) {
             uint32_t y = cinfo.output_scanline;
             uint32_t count = height - y < 16 ? height - y : 16;
             for (uint32_t i = 0; i < count; i++) rows[i] = pixels + stride * (y + i);
-            jpeg_read_scanlines(&cinfo, rows, count);
+            JDIMENSION read = jpeg_read_scanlines(&cinfo, rows, count);
+            if (colors) mg_color_stream_rows_ready(colors, y, y + read);
         }
     }
     jpeg_finish_decompress(&cinfo);
+    mg_color_stream *converted = colors;
+    colors = NULL;
+    if (converted) {
+        mg_color_stream_finish(converted);
+    } else if (color_transform && !(is_cmyk && (flags & MG_JPEG_KEEP_CMYK))) {
+        mg_color_transform_apply(color_transform, pixels, pixels, (size_t)width * height);  // no memory for a stream
+    }
     jpeg_destroy_decompress(&cinfo);
     free(cmyk_row);
     free(dc_stream);

@@ -20,7 +20,8 @@ int mg_jpeg_read_header(const uint8_t *data, size_t length, mg_jpeg_header *head
 enum {
     MG_JPEG_FAST = 1,       ///< on the DCT-scaled path, trade a little accuracy (no fancy upsampling) for speed
     MG_JPEG_KEEP_CMYK = 2,  ///< leave CMYK/YCCK samples unconverted in the bitmap (4 bytes per pixel)
-    MG_JPEG_TWO_THREADS = 4, ///< a baseline file decoded at 1/8 may use a second thread (same pixels)
+    MG_JPEG_TWO_THREADS = 4, ///< may use a second thread (same pixels): a baseline file decoded at 1/8 splits its
+                             ///< Huffman decoding, a colour transform runs beside the decoding
     MG_JPEG_LIBJPEG_ONLY = 8 ///< never the 1/8 baseline decoder: libjpeg alone (what tests and benchmarks compare with)
 };
 
@@ -28,10 +29,13 @@ enum {
 /// (N/8, N = 1...8) picks the smallest output that is still at least that large.
 /// `limits` are checked against the stored size before allocation. Truncation and
 /// entropy-data corruption, which libjpeg only warns about, are errors here.
+/// `color_transform` (may be NULL) is an MG_COLOR_RGBA8 transform (mg_color_transform_create) applied to the RGBA
+/// output as rows are decoded, beside the decoding when MG_JPEG_TWO_THREADS allows; it is not applied to CMYK
+/// samples MG_JPEG_KEEP_CMYK leaves in the bitmap.
 /// `raw_cmyk` (may be NULL) is set to 1 (straight) or 2 (Adobe-inverted) when MG_JPEG_KEEP_CMYK left CMYK
 /// samples in the bitmap, else 0.
 int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint32_t min_height, int32_t flags,
-                   const mg_limits *limits, mg_bitmap *out, int32_t *raw_cmyk, mg_error *err);
+                   void *color_transform, const mg_limits *limits, mg_bitmap *out, int32_t *raw_cmyk, mg_error *err);
 
 /// How many decodes so far on the calling thread used MG_JPEG_TWO_THREADS's second thread (the split met and was
 /// verified).

@@ -93,9 +93,9 @@ public final class ImageCoderRegistry: Sendable {
         guard !data.isEmpty else { throw MagpieError.decodingFailed(reason: .emptyData) }
         if let coder = allCoders.first(where: { $0.canDecode(data) }) {
             var image = try coder.decode(data, options: options)
-            // One place converts, so a coder only reports what the file says (CMYK, which must be converted
-            // from its samples, is the decoder's job and arrives here already without a convertible profile).
-            // In place: the decoder's pixels are referenced only here.
+            // One place converts what a coder reports as stored. A coder may convert while decoding and then
+            // reports no profile: CMYK, which must be converted from its samples, and JPEG, whose rows are
+            // converted beside the decoding. In place: the decoder's pixels are referenced only here.
             if options.colorSpace == .sRGB { ColorConverter.convertToSRGB(&image) }
             return image
         }

@@ -65,12 +65,21 @@ public struct JPEGCoder: ImageCoder {
         var error = mg_error()
         var rawCMYK: Int32 = 0
         let flags = Self.decodeFlags | (cmykProfile != nil ? Int32(MG_JPEG_KEEP_CMYK) : 0)
-        let status = CodecBridge.withBytes(of: data) {
-            mg_jpeg_decode($0, $1, UInt32(minimum.width), UInt32(minimum.height), flags, &limits, &bitmap, &rawCMYK, &error)
+        // An RGB profile is converted row by row during the decode (beside it, on a second thread, for a large
+        // image) rather than afterwards by the registry: the conversion then adds little to the decode's time.
+        let convertsRows = options.colorSpace == .sRGB && cmykProfile == nil
+        var convertedRows = false
+        let status = ColorConverter.withDecodingTransform(for: convertsRows ? embedded.colorProfile : nil) { transform in
+            convertedRows = transform != nil
+            return CodecBridge.withBytes(of: data) {
+                mg_jpeg_decode(
+                    $0, $1, UInt32(minimum.width), UInt32(minimum.height), flags, transform, &limits, &bitmap,
+                    &rawCMYK, &error)
+            }
         }
         guard status == 0 else { throw CodecBridge.decodingError(error, format: .jpeg) }
         var stored = CodecBridge.pixels(adopting: bitmap)
-        var colorProfile = embedded.colorProfile
+        var colorProfile = convertedRows ? nil : embedded.colorProfile
         if rawCMYK != 0, let cmykProfile {
             ColorConverter.convertCMYKInPlace(&stored, inverted: rawCMYK == 2, iccProfile: cmykProfile)
             colorProfile = nil

@@ -126,6 +126,18 @@ public enum ColorConverter {
         return CodecBridge.data(adopting: buffer)
     }
 
+    /// Runs `body` with a transform from `profile` to sRGB for RGBA8 pixels, for a decoder that converts rows as it
+    /// decodes them (JPEG); nil when there is nothing to convert or ``convertToSRGB(_:exactLCMS:)`` would leave the
+    /// pixels alone (sRGB already, not RGB, unreadable). The transform lives until `body` returns.
+    static func withDecodingTransform<R>(
+        for profile: ColorProfile?, _ body: (UnsafeMutableRawPointer?) throws -> R
+    ) rethrows -> R {
+        guard let profile, profile.colorModel == .rgb, !profile.isSRGB,
+            let transform = transform(for: profile, layout: MG_COLOR_RGBA8)
+        else { return try body(nil) }
+        return try withExtendedLifetime(transform) { try body(transform.pointer) }
+    }
+
     // MARK: - Transforms
 
     private final class Transform: Sendable {

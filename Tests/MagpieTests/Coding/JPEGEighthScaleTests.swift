@@ -32,7 +32,7 @@ struct JPEGEighthScaleTests {
         var limits = CodecBridge.limits(.default)
         var raw: Int32 = 0
         let status = CodecBridge.withBytes(of: data) {
-            mg_jpeg_decode($0, $1, 1, 1, path.flags, &limits, &bitmap, &raw, &error)
+            mg_jpeg_decode($0, $1, 1, 1, path.flags, nil, &limits, &bitmap, &raw, &error)
         }
         guard status == 0 else { return Outcome(status: status) }
         let pixels = CodecBridge.pixels(adopting: bitmap)
