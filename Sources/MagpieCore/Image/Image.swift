@@ -38,11 +38,45 @@ public struct Image: Sendable, Equatable {
     public var scale: Double
     /// What the samples' colours mean, as the file stated it (ICC profile, CICP, gAMA/cHRM); nil when it stated
     /// nothing, which means sRGB. Processing keeps it and encoders embed it, so a Display P3 photo stays one.
-    public var colorProfile: ColorProfile?
+    public var colorProfile: ColorProfile? {
+        get { annotations?.value.colorProfile }
+        set { annotate { $0.colorProfile = newValue } }
+    }
     /// The EXIF and XMP the file carried (written back only when ``ImageEncodingOptions/metadata`` says keep).
-    public var metadata: ImageMetadata = .none
+    public var metadata: ImageMetadata {
+        get { annotations?.value.metadata ?? .none }
+        set { annotate { $0.metadata = newValue } }
+    }
     /// Bit depth, alpha channel and container entries of the file it was decoded from; nil for images made in memory.
-    public var sourceInfo: ImageSourceInfo?
+    public var sourceInfo: ImageSourceInfo? {
+        get { annotations?.value.sourceInfo }
+        set { annotate { $0.sourceInfo = newValue } }
+    }
+
+    /// What the file said besides its pixels, behind one reference: together these are about 200 bytes with six
+    /// references, which every copy of an image (each cache hit makes several) would otherwise move and retain.
+    /// Nil when there is nothing to say, as for images made in memory.
+    private var annotations: AnnotationBox?
+
+    private struct Annotations: Sendable, Equatable {
+        var colorProfile: ColorProfile?
+        var metadata: ImageMetadata = .none
+        var sourceInfo: ImageSourceInfo?
+    }
+
+    /// Immutable, so shared freely; a change makes a new box.
+    private final class AnnotationBox: Sendable, Equatable {
+        let value: Annotations
+        init(_ value: Annotations) { self.value = value }
+        static func == (a: AnnotationBox, b: AnnotationBox) -> Bool { a === b || a.value == b.value }
+    }
+
+    private mutating func annotate(_ change: (inout Annotations) -> Void) {
+        var value = annotations?.value ?? Annotations()
+        change(&value)
+        // Nil for the defaults, so that equal images compare equal however they were made.
+        annotations = value == Annotations() ? nil : AnnotationBox(value)
+    }
 
     /// A still image made from `pixels`.
     ///

@@ -50,8 +50,15 @@ extension Resource {
     public func convertToSource() -> Source {
         // The common case first (this runs on every memory hit): the URL keeps its text, while `scheme` re-parses it
         // (a sixth of a manager memory hit, measured with perf). Any other spelling takes the general path below.
-        let text = downloadURL.absoluteString.utf8
-        if text.starts(with: "https:".utf8) || text.starts(with: "http:".utf8) { return .network(self) }
+        // Bytes compared by hand: the generic `starts(with:)` over a UTF8View walked its iterator (4 % of a hit).
+        var text = downloadURL.absoluteString
+        let isHTTP = text.withUTF8 { b in
+            guard b.count >= 5, b[0] == UInt8(ascii: "h"), b[1] == UInt8(ascii: "t"), b[2] == UInt8(ascii: "t"),
+                b[3] == UInt8(ascii: "p")
+            else { return false }
+            return b[4] == UInt8(ascii: ":") || (b.count >= 6 && b[4] == UInt8(ascii: "s") && b[5] == UInt8(ascii: ":"))
+        }
+        if isHTTP { return .network(self) }
         // A data URL's default key is its hash, not the URL text; only a key the caller chose carries over.
         let customKey = cacheKey == downloadURL.absoluteString ? nil : cacheKey
         if let provider = dataProvider(for: downloadURL, cacheKey: customKey) { return .provider(provider) }
