@@ -318,10 +318,13 @@ restart:
             free(dc_stream);
             return mg_fail(err, MG_ERR_NO_MEMORY, "cannot allocate a CMYK row");
         }
+    }
+    // With MG_JPEG_KEEP_CMYK the caller converts the samples through the file's CMYK profile itself.
+    const int keep = is_cmyk && (flags & MG_JPEG_KEEP_CMYK);
+    const int converts = color_transform && !keep;
+    if (converts) colors = mg_color_stream_start(color_transform, pixels, width, height, two_threads);
+    if (is_cmyk) {
         int inverted = cinfo.saw_Adobe_marker;
-        // With MG_JPEG_KEEP_CMYK the caller converts the samples through the file's CMYK profile itself.
-        int keep = (flags & MG_JPEG_KEEP_CMYK) != 0;
-        if (color_transform && !keep) colors = mg_color_stream_start(color_transform, pixels, width, height, two_threads);
         while (cinfo.output_scanline < height) {
             JSAMPROW row = keep ? pixels + stride * cinfo.output_scanline : cmyk_row;
             uint32_t y = cinfo.output_scanline;
@@ -331,7 +334,6 @@ restart:
         }
         if (keep && raw_cmyk) *raw_cmyk = inverted ? 2 : 1;
     } else {
-        if (color_transform) colors = mg_color_stream_start(color_transform, pixels, width, height, two_threads);
         JSAMPROW rows[16];
         while (cinfo.output_scanline < height) {
             uint32_t y = cinfo.output_scanline;
@@ -346,7 +348,7 @@ restart:
     colors = NULL;
     if (converted) {
         mg_color_stream_finish(converted);
-    } else if (color_transform && !(is_cmyk && (flags & MG_JPEG_KEEP_CMYK))) {
+    } else if (converts) {
         mg_color_transform_apply(color_transform, pixels, pixels, (size_t)width * height);  // no memory for a stream
     }
     jpeg_destroy_decompress(&cinfo);
