@@ -18,6 +18,8 @@ struct HTTPTransfer: Sendable {
     let configuration: ImageDownloader.Configuration
     let request: ImageRequest
     let timeout: Duration
+    /// The downloader's timer for every attempt's `timeout`.
+    let deadlines: DeadlineWatch
     let redirectHandler: (any ImageDownloadRedirectHandler)?
     let validators: HTTPValidators?
     /// Where bodies past the configuration's `bodyFileThreshold` are written; nil keeps every body in memory.
@@ -30,21 +32,10 @@ struct HTTPTransfer: Sendable {
 
     /// Runs the attempt; the whole exchange (redirects and body included) must end within `timeout`.
     func run() async throws -> ImageDataResult {
-        let url = request.url
-        let timeout = timeout
-        return try await withThrowingTaskGroup(of: ImageDataResult?.self) { group in
-            group.addTask { try await exchange() }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            // The first child to end decides: the exchange's result or error, or the timer (nil).
-            guard let first = try await group.next(), let result = first else {
-                throw MagpieError.requestFailed(reason: .timedOut(url, timeout: timeout))
-            }
-            return result
+        guard let result = try await deadlines.run(within: timeout, exchange) else {
+            throw MagpieError.requestFailed(reason: .timedOut(request.url, timeout: timeout))
         }
+        return result
     }
 
     private func exchange() async throws -> ImageDataResult {

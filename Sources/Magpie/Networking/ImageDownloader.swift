@@ -36,6 +36,8 @@ public final class ImageDownloader: Sendable {
     private let nextSubscriberID = Atomic<UInt64>(0)
     private let delegateBox = Mutex<(any ImageDownloaderDelegate)?>(nil)
     private let counters: DownloadCounters
+    /// One timer for every attempt's timeout.
+    private let deadlines = DeadlineWatch()
 
     /// A downloader with its own HTTP client (connection pool).
     ///
@@ -343,7 +345,7 @@ public final class ImageDownloader: Sendable {
     ) -> HTTPTransfer {
         var transfer = HTTPTransfer(
             client: clientOwner.client, networkGuard: networkGuard, configuration: configuration, request: request, timeout: timeout,
-            redirectHandler: options.redirectHandler, validators: options.validators,
+            deadlines: deadlines, redirectHandler: options.redirectHandler, validators: options.validators,
             spoolDirectory: configuration.bodyFileThreshold == nil ? nil : (options.spoolDirectory ?? configuration.spoolDirectory).path,
             onSend: { [self] request in
                 counters.requestSent()

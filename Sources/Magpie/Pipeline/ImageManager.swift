@@ -33,7 +33,11 @@ public final class ImageManager: Sendable {
     public let failedURLs: FailedURLList
 
     private struct Settings {
-        var defaultOptions: [MagpieOption] = []
+        var defaultOptions: [MagpieOption] = [] {
+            didSet { parsedDefaults = MagpieParsedOptions(defaultOptions) }
+        }
+        /// `defaultOptions` parsed once: most calls pass no options of their own.
+        private(set) var parsedDefaults = MagpieParsedOptions([])
         var cacheKeyFilter: CacheKeyFilter?
     }
 
@@ -130,9 +134,13 @@ public final class ImageManager: Sendable {
     ///   filtered.
     /// - Returns: The key the unprocessed image is cached under.
     public func cacheKey(for source: Source) -> String {
+        cacheKey(for: source, filter: cacheKeyFilter)
+    }
+
+    private func cacheKey(for source: Source, filter: CacheKeyFilter?) -> String {
         guard case .network(let resource) = source else { return source.cacheKey }
         let key = resource.cacheKey
-        guard let filter = cacheKeyFilter, key == resource.downloadURL.absoluteString else { return key }
+        guard let filter, key == resource.downloadURL.absoluteString else { return key }
         return filter(resource.downloadURL)
     }
 
@@ -153,13 +161,22 @@ public final class ImageManager: Sendable {
 
     /// `options` after the manager's `defaultOptions`, parsed.
     func parse(_ options: [MagpieOption]) -> MagpieParsedOptions {
-        let defaults = defaultOptions
-        if defaults.isEmpty && options.isEmpty { return Self.noOptions }
-        return MagpieParsedOptions(defaults.isEmpty ? options : defaults + options)
+        parseWithCacheKeyFilter(options).options
     }
 
-    /// Parsed once: most calls pass no options.
-    private static let noOptions = MagpieParsedOptions([])
+    /// ``parse(_:)`` and ``cacheKeyFilter`` under one lock: a memory hit needs both.
+    private func parseWithCacheKeyFilter(
+        _ options: [MagpieOption]
+    ) -> (options: MagpieParsedOptions, cacheKeyFilter: CacheKeyFilter?) {
+        let (defaults, parsedDefaults, filter) = settings.withLock { settings in
+            // Without options of the call's own, the parsed defaults are the answer; the list is not copied.
+            options.isEmpty
+                ? ([], settings.parsedDefaults, settings.cacheKeyFilter)
+                : (settings.defaultOptions, settings.parsedDefaults, settings.cacheKeyFilter)
+        }
+        if options.isEmpty { return (parsedDefaults, filter) }
+        return (MagpieParsedOptions(defaults.isEmpty ? options : defaults + options), filter)
+    }
 
     // MARK: Retrieving
 
@@ -207,12 +224,12 @@ public final class ImageManager: Sendable {
     package func retrieveImageReporting(
         with source: Source, options: [MagpieOption], progress: DownloadProgressHandler?
     ) async throws -> RetrieveImageResult {
-        let options = parse(options)
+        let (options, filter) = parseWithCacheKeyFilter(options)
         // The common memory hit first, without the request's derived keys, async frames and copies (a one-task hit
         // cost 5× the raw lookup through the general path).
         let memoryChecked = options.readsPlainMemoryEntry
         if memoryChecked {
-            let key = cacheKey(for: source)
+            let key = cacheKey(for: source, filter: filter)
             if let image = cache.memoryImage(forMemoryKey: key, extending: nil) {
                 logger.debug("retrieved", metadata: ["key": "\(source.cacheKey)", "from": "memory", "revalidated": "false"])
                 return RetrieveImageResult(

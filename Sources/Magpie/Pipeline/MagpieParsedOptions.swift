@@ -50,14 +50,34 @@ public struct MagpieParsedOptions: Sendable {
     final class Storage: @unchecked Sendable {
         // Only mutated through `update`, which copies the box first unless it is uniquely referenced.
         var values: Values
-        init(_ values: Values) { self.values = values }
+        /// ``MagpieParsedOptions/readsPlainMemoryEntry``, decided whenever the values change: every memory hit
+        /// asks, and deciding reads a dozen fields and builds the decoding options' identifier.
+        private(set) var readsPlainMemoryEntry: Bool
+
+        init(_ values: Values) {
+            self.values = values
+            readsPlainMemoryEntry = Self.readsPlainMemoryEntry(values)
+        }
+
+        func changeValues(_ change: (inout Values) -> Void) {
+            change(&values)
+            readsPlainMemoryEntry = Self.readsPlainMemoryEntry(values)
+        }
+
+        private static func readsPlainMemoryEntry(_ values: Values) -> Bool {
+            values.targetCache == nil && !values.forceRefresh && !values.revalidate && !values.respectCacheControl
+                && values.imageModifier == nil && values.cacheAccess.contains(.memoryReads)
+                && values.memoryCacheAccessExtendingExpiration == nil && values.downsampling == nil
+                && values.scaleFactor == nil && values.onlyFirstFrame == nil
+                && values.decodingOptions.variantIdentifier.isEmpty && values.processor.identifier.isEmpty
+        }
     }
 
     private var storage: Storage
 
     private mutating func update(_ change: (inout Values) -> Void) {
         if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.values) }
-        change(&storage.values)
+        storage.changeValues(change)
     }
 
     /// Set by ``MagpieOption/targetCache(_:)``; nil (the default): the manager's ``ImageManager/cache``.
@@ -297,16 +317,7 @@ public struct MagpieParsedOptions: Sendable {
     /// True when these options read the memory cache exactly as no options do: the unprocessed image under its plain
     /// key, from the manager's own cache, with the storage's expiry rules, nothing to refresh or revalidate and no
     /// modifier. The manager answers such a memory hit before building the rest of the request.
-    var readsPlainMemoryEntry: Bool {
-        // Through the box, field by field: copying `Values` out would retain all 33 fields on the hot path.
-        let box = storage
-        return box.values.targetCache == nil && !box.values.forceRefresh && !box.values.revalidate
-            && !box.values.respectCacheControl && box.values.imageModifier == nil
-            && box.values.cacheAccess.contains(.memoryReads)
-            && box.values.memoryCacheAccessExtendingExpiration == nil && box.values.downsampling == nil
-            && box.values.scaleFactor == nil && box.values.onlyFirstFrame == nil
-            && box.values.decodingOptions.variantIdentifier.isEmpty && box.values.processor.identifier.isEmpty
-    }
+    var readsPlainMemoryEntry: Bool { storage.readsPlainMemoryEntry }
 
     /// ``decodingOptions`` with ``scaleFactor`` and ``onlyFirstFrame`` applied, when they are set.
     public var effectiveDecodingOptions: ImageDecodingOptions {

@@ -86,7 +86,7 @@ struct HostileResponseTests {
     @Test func crossOriginRedirectKeepsOnlyContentNegotiationHeaders() async throws {
         let transfer = HTTPTransfer(
             client: HTTPClient.shared, networkGuard: nil, configuration: .init(), request: ImageRequest(url: URL(string: "http://a.example/x.png")!),
-            timeout: .seconds(1), redirectHandler: nil, validators: nil, spoolDirectory: nil, onSend: { _ in }, onResponse: { _ in },
+            timeout: .seconds(1), deadlines: DeadlineWatch(), redirectHandler: nil, validators: nil, spoolDirectory: nil, onSend: { _ in }, onResponse: { _ in },
             onProgress: { _, _ in })
         var request = ImageRequest(url: URL(string: "http://a.example/x.png")!)
         for (name, value) in [("X-Api-Key", "secret"), ("Authorization", "Bearer t"), ("Proxy-Authorization", "Basic p"), ("Accept", "image/*")] {

@@ -1,0 +1,100 @@
+import Synchronization
+import Testing
+@testable import MagpieCore
+
+/// The shared timer behind download timeouts: late runs are cancelled and answer nil, the rest keep their results,
+/// and the timer ends when nothing is watched.
+@Suite(.timeLimit(.minutes(1)))
+struct DeadlineWatchTests {
+    struct Failure: Error, Equatable {}
+
+    /// Waits until cancelled, then throws `CancellationError` (as a download does when its task is cancelled).
+    static func waitForCancellation() async throws -> Int {
+        while true {
+            try await Task.sleep(for: .seconds(3600))
+        }
+    }
+
+    /// Polls `condition` for up to ten seconds; the timer ends on its own schedule, not the test's.
+    static func eventually(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<1_000 {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return condition()
+    }
+
+    @Test func aRunWithinItsLimitKeepsItsValueAndTheTimerEnds() async throws {
+        let watch = DeadlineWatch()
+        let value = try await watch.run(within: .seconds(30)) { 42 }
+        #expect(value == 42)
+        #expect(watch.watchedCount == 0)
+        // The timer slept until the 30 s deadline; it ends only once woken. A later short run wakes it sooner.
+        _ = try await watch.run(within: .milliseconds(20)) { try await Self.waitForCancellation() }
+        #expect(await Self.eventually { !watch.timerRunning })
+    }
+
+    @Test func aRunPastItsLimitIsCancelledAndAnswersNil() async throws {
+        let watch = DeadlineWatch()
+        let value = try await watch.run(within: .milliseconds(50)) { try await Self.waitForCancellation() }
+        #expect(value == nil)
+        #expect(watch.watchedCount == 0)
+    }
+
+    @Test func anErrorOfTheRunItselfIsThrown() async {
+        let watch = DeadlineWatch()
+        await #expect(throws: Failure.self) {
+            _ = try await watch.run(within: .seconds(30)) { () async throws -> Int in throw Failure() }
+        }
+        #expect(watch.watchedCount == 0)
+    }
+
+    @Test func anEarlierDeadlineWatchedLaterStillStrikesFirst() async throws {
+        let watch = DeadlineWatch()
+        let release = Mutex(false)
+        async let long = watch.run(within: .seconds(60)) { () async throws -> Int in
+            while !release.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+            return 7
+        }
+        // The long run's timer sleeps for a minute; the short one must not wait for it.
+        #expect(await Self.eventually { watch.watchedCount == 1 })
+        let short = try await watch.run(within: .milliseconds(30)) { try await Self.waitForCancellation() }
+        #expect(short == nil)
+        #expect(watch.watchedCount == 1)
+        release.withLock { $0 = true }
+        #expect(try await long == 7)
+    }
+
+    @Test func cancellingTheCallerCancelsTheRunWithoutCallingItLate() async throws {
+        let watch = DeadlineWatch()
+        let caller = Task { try await watch.run(within: .seconds(60)) { try await Self.waitForCancellation() } }
+        #expect(await Self.eventually { watch.watchedCount == 1 })
+        caller.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await caller.value }
+        #expect(watch.watchedCount == 0)
+    }
+
+    @Test func manyRunsAtOnceEachGetTheirOwnVerdict() async throws {
+        let watch = DeadlineWatch()
+        let verdicts = try await withThrowingTaskGroup(of: (Int, Int?).self) { group in
+            for i in 0..<64 {
+                group.addTask {
+                    // Even runs finish at once under a long limit; odd runs wait past a short one.
+                    if i.isMultiple(of: 2) { return (i, try await watch.run(within: .seconds(60)) { i }) }
+                    return (i, try await watch.run(within: .milliseconds(10 + i)) { try await Self.waitForCancellation() })
+                }
+            }
+            return try await group.reduce(into: [Int: Int?]()) { $0[$1.0] = $1.1 }
+        }
+        for i in 0..<64 {
+            #expect(verdicts[i] == (i.isMultiple(of: 2) ? i : nil), "run \(i)")
+        }
+        #expect(watch.watchedCount == 0)
+    }
+
+    @Test func aLimitBeyondAYearIsNoLimit() async throws {
+        let watch = DeadlineWatch()
+        #expect(try await watch.run(within: .seconds(Int64.max)) { 5 } == 5)
+        #expect(!watch.timerRunning)
+    }
+}
