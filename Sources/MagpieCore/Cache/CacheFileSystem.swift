@@ -123,27 +123,24 @@ package enum CacheFileSystem {
         guard fstat(fd, &info) == 0 else {
             throw MagpieError.cacheFailed(reason: .cannotRead(path: path, message: errorText(errno)))
         }
-        var data = Data(count: Int(info.st_size))
-        var failure: Int32 = 0
-        let total = data.withUnsafeMutableBytes { raw -> Int in
-            var offset = 0
-            while offset < raw.count {
-                let got = Glibc.read(fd, raw.baseAddress! + offset, raw.count - offset)
-                if got < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    break
-                }
-                if got == 0 { break }
-                offset += got
+        // Not `Data(count:)`: zeroing the buffer before reading over it was 5 % of a disk read (perf).
+        let size = Int(info.st_size)
+        guard let buffer = malloc(max(size, 1)) else {
+            throw MagpieError.cacheFailed(reason: .cannotRead(path: path, message: errorText(ENOMEM)))
+        }
+        var offset = 0
+        while offset < size {
+            let got = Glibc.read(fd, buffer + offset, size - offset)
+            if got < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                free(buffer)
+                throw MagpieError.cacheFailed(reason: .cannotRead(path: path, message: errorText(code)))
             }
-            return offset
+            if got == 0 { break }
+            offset += got
         }
-        if failure != 0 {
-            throw MagpieError.cacheFailed(reason: .cannotRead(path: path, message: errorText(failure)))
-        }
-        if total < data.count { data.removeSubrange(total...) }
-        return data
+        return Data(bytesNoCopy: buffer, count: offset, deallocator: .free)
     }
 
     /// Atomically replaces `destination` with `source`.

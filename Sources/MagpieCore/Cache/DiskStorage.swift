@@ -457,7 +457,7 @@ public final class DiskStorage: Sendable {
     /// SHA-256 of the key in hex (collision-resistant even for attacker-chosen URLs, unlike
     /// MD5), plus the key's path extension when configured.
     func fileName(forKey key: String) -> String {
-        let hash = SHA256.hash(data: Data(key.utf8)).map(\.hexDigits).joined()
+        let hash = SHA256.hash(data: Data(key.utf8)).withUnsafeBytes { lowercaseHex($0) }
         guard config.keepsPathExtension, let ext = Self.pathExtension(of: key) else { return hash }
         return hash + "." + ext
     }

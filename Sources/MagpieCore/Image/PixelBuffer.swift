@@ -38,7 +38,7 @@ public struct RGBAColor: Sendable, Hashable, CustomStringConvertible {
 
     /// `#rrggbbaa` in lowercase hex, for example `#ff000080` for half-transparent red.
     public var description: String {
-        "#" + [red, green, blue, alpha].map(\.hexDigits).joined()
+        "#" + lowercaseHex([red, green, blue, alpha])
     }
 }
 
@@ -211,13 +211,5 @@ extension PixelBuffer: Equatable {
         guard lhs.width == rhs.width, lhs.height == rhs.height else { return false }
         if lhs.storage === rhs.storage { return true }
         return lhs.storage.hasSameBytes(as: rhs.storage, count: lhs.byteCount)
-    }
-}
-
-extension UInt8 {
-    /// Two lowercase hex digits.
-    package var hexDigits: String {
-        let digits = Array("0123456789abcdef")
-        return String([digits[Int(self >> 4)], digits[Int(self & 0x0F)]])
     }
 }

@@ -22,7 +22,7 @@ public struct DataURLImageDataProvider: ImageDataProvider {
     ///   - cacheKey: The key in the caches; nil (the default) for `data-url:sha256:` and the URL's hash.
     public init(url: URL, cacheKey: String? = nil) {
         self.url = url
-        self.cacheKey = cacheKey ?? "data-url:sha256:" + SHA256.hash(data: Data(url.absoluteString.utf8)).map(\.hexDigits).joined()
+        self.cacheKey = cacheKey ?? "data-url:sha256:" + SHA256.hash(data: Data(url.absoluteString.utf8)).withUnsafeBytes { lowercaseHex($0) }
     }
 
     /// The `data:` URL itself (``url``).

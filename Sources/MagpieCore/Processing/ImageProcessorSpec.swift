@@ -167,5 +167,5 @@ extension RGBAColor {
     }
 
     /// `rrggbbaa` in lowercase hex without `#`, the form specs and identifiers use.
-    public var hex: String { [red, green, blue, alpha].map(\.hexDigits).joined() }
+    public var hex: String { lowercaseHex([red, green, blue, alpha]) }
 }

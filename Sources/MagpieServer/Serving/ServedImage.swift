@@ -47,6 +47,6 @@ struct ServedImage: Sendable {
 
     static func entityTag(of data: Data) -> String {
         let digest = SHA256.hash(data: data)
-        return "\"" + digest.prefix(16).map(\.hexDigits).joined() + "\""
+        return "\"" + digest.withUnsafeBytes { lowercaseHex($0.prefix(16)) } + "\""
     }
 }
