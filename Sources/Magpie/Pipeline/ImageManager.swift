@@ -33,12 +33,17 @@ public final class ImageManager: Sendable {
     public let failedURLs: FailedURLList
 
     private struct Settings {
-        var defaultOptions: [MagpieOption] = [] {
-            didSet { parsedDefaults = MagpieParsedOptions(defaultOptions) }
-        }
+        private(set) var defaultOptions: [MagpieOption] = []
         /// `defaultOptions` parsed once: most calls pass no options of their own.
         private(set) var parsedDefaults = MagpieParsedOptions([])
         var cacheKeyFilter: CacheKeyFilter?
+
+        init(cacheKeyFilter: CacheKeyFilter?) { self.cacheKeyFilter = cacheKeyFilter }
+
+        mutating func setDefaultOptions(_ options: [MagpieOption]) {
+            defaultOptions = options
+            parsedDefaults = MagpieParsedOptions(options)
+        }
     }
 
     private let settings: Mutex<Settings>
@@ -118,7 +123,7 @@ public final class ImageManager: Sendable {
     /// Options applied before every call's own options (which win where both set the same thing). Empty by default.
     public var defaultOptions: [MagpieOption] {
         get { settings.withLock { $0.defaultOptions } }
-        set { settings.withLock { $0.defaultOptions = newValue } }
+        set { settings.withLock { $0.setDefaultOptions(newValue) } }
     }
 
     /// Maps plain URLs (resources whose key is their URL) to cache keys; nil (the default): `absoluteString`.

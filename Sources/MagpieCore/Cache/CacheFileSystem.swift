@@ -140,6 +140,10 @@ package enum CacheFileSystem {
             if got == 0 { break }
             offset += got
         }
+        guard offset > 0 else {
+            free(buffer)
+            return Data()
+        }
         return Data(bytesNoCopy: buffer, count: offset, deallocator: .free)
     }
 
