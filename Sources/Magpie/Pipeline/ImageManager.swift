@@ -173,13 +173,9 @@ public final class ImageManager: Sendable {
     private func parseWithCacheKeyFilter(
         _ options: [MagpieOption]
     ) -> (options: MagpieParsedOptions, cacheKeyFilter: CacheKeyFilter?) {
-        let (defaults, parsedDefaults, filter) = settings.withLock { settings in
-            // Without options of the call's own, the parsed defaults are the answer; the list is not copied.
-            options.isEmpty
-                ? ([], settings.parsedDefaults, settings.cacheKeyFilter)
-                : (settings.defaultOptions, settings.parsedDefaults, settings.cacheKeyFilter)
-        }
-        if options.isEmpty { return (parsedDefaults, filter) }
+        // Without options of the call's own, the parsed defaults are the answer and the list is not read.
+        if options.isEmpty { return settings.withLock { ($0.parsedDefaults, $0.cacheKeyFilter) } }
+        let (defaults, filter) = settings.withLock { ($0.defaultOptions, $0.cacheKeyFilter) }
         return (MagpieParsedOptions(defaults.isEmpty ? options : defaults + options), filter)
     }
 
