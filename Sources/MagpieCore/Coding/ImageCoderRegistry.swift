@@ -101,8 +101,7 @@ public final class ImageCoderRegistry: Sendable {
         }
         let format = ImageFormat(sniffing: data)
         if format == .unknown {
-            let hex = data.prefix(8).map(\.hexDigits).joined(separator: " ")
-            throw MagpieError.decodingFailed(reason: .unknownFormat(leadingBytes: hex))
+            throw MagpieError.decodingFailed(reason: .unknownFormat(leadingBytesOf: data))
         }
         throw MagpieError.decodingFailed(reason: .unsupportedFormat(format, detail: "no registered decoder"))
     }

@@ -83,8 +83,7 @@ extension ImageCoderRegistry {
         case .ico: return try ICOCoder().header(of: data)
         case .svg: return try SVGCoder().header(of: data)
         case .unknown:
-            let hex = data.prefix(8).map(\.hexDigits).joined(separator: " ")
-            throw MagpieError.decodingFailed(reason: .unknownFormat(leadingBytes: hex))
+            throw MagpieError.decodingFailed(reason: .unknownFormat(leadingBytesOf: data))
         }
     }
 }
