@@ -4,7 +4,17 @@ import Synchronization
 /// costs a dispatch timer, a wake-up of dispatch's timer thread and a cancellation per run: about 6 % of a loopback
 /// download's CPU, measured with perf. Here a run only registers its deadline; one timer task sleeps until the earliest
 /// deadline, cancels what is late, and ends when nothing is registered.
+///
+/// Three shapes share it: ``run(within:_:)`` (the caller waits for the cancelled work: a download attempt, whose
+/// caller may retry), ``answer(within:_:)`` (the caller is answered at the limit and the work winds down after: a
+/// server's processing deadline) and ``arm(until:_:)`` (any other action at a deadline: a job that gives up waiting
+/// for a worker).
 package final class DeadlineWatch: Sendable {
+    /// A deadline registered with ``arm(until:_:)``; give it back with ``disarm(_:)``.
+    package struct Alarm: Sendable {
+        fileprivate let id: UInt64
+    }
+
     private struct Watched {
         let deadline: ContinuousClock.Instant
         let cancel: @Sendable () -> Void
@@ -28,21 +38,63 @@ package final class DeadlineWatch: Sendable {
     /// - Returns: What `operation` returned, or nil when the limit cancelled it first.
     /// - Throws: What `operation` threw, unless the limit cancelled it (then nil is returned).
     package func run<T: Sendable>(within limit: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T? {
-        // A limit beyond a year means none (and its deadline could overflow the clock).
-        guard limit <= .seconds(365 * 86_400) else { return try await operation() }
+        guard let deadline = Self.deadline(after: limit) else { return try await operation() }
         // Its own task: the limit cancels the run, not the caller's task (which may retry).
         let work = Task { try await operation() }
-        let id = watch(until: ContinuousClock.now.advanced(by: limit), cancel: { work.cancel() })
+        let alarm = arm(until: deadline) { work.cancel() }
         let result = await withTaskCancellationHandler {
             await work.result
         } onCancel: {
             work.cancel()
         }
-        let cancelledByLimit = !unwatch(id)
+        let cancelledByLimit = !disarm(alarm)
         // A run that finished as the limit struck keeps its result.
         if case .success(let value) = result { return value }
         if cancelledByLimit { return nil }
         return try result.get()
+    }
+
+    /// Runs `operation` in a new task and answers nil at `limit` from now when it has not finished by then: the task is
+    /// cancelled, and the caller does not wait for it to notice (an answer that must go out on time; the work winds
+    /// down after).
+    ///
+    /// - Returns: What `operation` returned, or nil at the limit.
+    /// - Throws: What `operation` threw before the limit.
+    package func answer<T: Sendable>(within limit: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T? {
+        guard let deadline = Self.deadline(after: limit) else { return try await operation() }
+        let first = FirstAnswer<T?>()
+        let work = Task {
+            do {
+                first.give(.success(try await operation()))
+            } catch {
+                first.give(.failure(error))
+            }
+        }
+        let alarm = arm(until: deadline) {
+            work.cancel()
+            first.give(.success(nil))
+        }
+        defer { disarm(alarm) }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { first.wait(with: $0) }
+        } onCancel: {
+            work.cancel()
+        }
+    }
+
+    /// Calls `expire` once at `deadline`, on the watch's timer task, unless ``disarm(_:)`` comes first. `expire` must
+    /// be short (it runs between the expiries of others).
+    package func arm(until deadline: ContinuousClock.Instant, _ expire: @escaping @Sendable () -> Void) -> Alarm {
+        Alarm(id: watch(until: deadline, cancel: expire))
+    }
+
+    /// Disarms `alarm`; false when it has gone off already.
+    @discardableResult
+    package func disarm(_ alarm: Alarm) -> Bool { unwatch(alarm.id) }
+
+    /// The instant `limit` from now; nil for a limit beyond a year, which means none (and could overflow the clock).
+    package static func deadline(after limit: Duration) -> ContinuousClock.Instant? {
+        limit <= .seconds(365 * 86_400) ? ContinuousClock.now.advanced(by: limit) : nil
     }
 
     /// Number of runs being watched (for tests).
@@ -113,5 +165,46 @@ package final class DeadlineWatch: Sendable {
         // Outside the lock: cancelling runs the work's cancellation handlers.
         for watched in late { watched.cancel() }
         return next
+    }
+}
+
+/// One answer for a caller, from whichever of two racers gives it first (the other's is dropped), whether it comes
+/// before or after the caller waits.
+private final class FirstAnswer<T: Sendable>: Sendable {
+    private enum State {
+        case empty
+        case waiting(CheckedContinuation<T, any Error>)
+        case given(Result<T, any Error>)
+        case done
+    }
+
+    private let state = Mutex(State.empty)
+
+    func wait(with continuation: CheckedContinuation<T, any Error>) {
+        let early: Result<T, any Error>? = state.withLock { state in
+            if case .given(let result) = state {
+                state = .done
+                return result
+            }
+            state = .waiting(continuation)
+            return nil
+        }
+        if let early { continuation.resume(with: early) }
+    }
+
+    func give(_ result: Result<T, any Error>) {
+        let waiting: CheckedContinuation<T, any Error>? = state.withLock { state in
+            switch state {
+            case .empty:
+                state = .given(result)
+                return nil
+            case .waiting(let continuation):
+                state = .done
+                return continuation
+            case .given, .done:
+                return nil
+            }
+        }
+        waiting?.resume(with: result)
     }
 }

@@ -1,5 +1,4 @@
 import Magpie
-import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -39,8 +38,9 @@ extension ImageServer {
             metrics.phase(.decode, fetched)
         }
         let sourceImage = retrieved.image
-        let deadline = configuration.processingTimeout
-        let (encoded, format) = try await withDeadline(deadline) {
+        let limit = configuration.processingTimeout
+        // The answer goes out at the limit; the job is cancelled (processors check between passes) and winds down after.
+        let produced = try await deadlines.answer(within: limit) {
             try await BoundedExecutor.processing.run { isCancelled in
                 let context = ImageProcessingContext(decodingOptions: decoding, isCancelled: isCancelled)
                 let processStart = ContinuousClock.now
@@ -61,6 +61,9 @@ extension ImageServer {
                 self.metrics.phase(.encode, ContinuousClock.now - encodeStart)
                 return (data, (choice.format, choice.variesOnAccept))
             }
+        }
+        guard let (encoded, format) = produced else {
+            throw ServerFailure(status: 503, message: "processing took longer than \(limit)")
         }
         let image = ServedImage(
             data: encoded, format: format.0, lastModified: await sourceLastModified(source), variesOnAccept: format.1)
@@ -115,40 +118,3 @@ extension ImageServer {
     }
 }
 
-/// Runs `body`, failing with 503 when it takes longer than `limit`: the answer goes out at the limit, and `body` is
-/// cancelled (processors check between passes) without the response waiting for it to notice.
-func withDeadline<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    let answer = OneAnswer<T>()
-    let work = Task { try await body() }
-    return try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { continuation in
-            answer.wait(with: continuation)
-            let timer = Task {
-                try? await Task.sleep(for: limit)
-                guard !Task.isCancelled else { return }
-                work.cancel()
-                answer.resume(with: .failure(ServerFailure(status: 503, message: "processing took longer than \(limit)")))
-            }
-            Task {
-                let result = await work.result
-                timer.cancel()
-                answer.resume(with: result)
-            }
-        }
-    } onCancel: {
-        work.cancel()
-    }
-}
-
-/// A continuation resumed by whichever of two racers comes first; the second is ignored.
-private final class OneAnswer<T: Sendable>: Sendable {
-    private let continuation = Mutex<CheckedContinuation<T, any Error>?>(nil)
-
-    func wait(with continuation: CheckedContinuation<T, any Error>) {
-        self.continuation.withLock { $0 = continuation }
-    }
-
-    func resume(with result: Result<T, any Error>) {
-        continuation.withLock { $0.take() }?.resume(with: result)
-    }
-}

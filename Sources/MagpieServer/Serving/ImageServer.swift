@@ -28,6 +28,8 @@ public final class ImageServer: Sendable {
     let results: DiskStorage
     let memory: ResultMemoryCache
     let admission: JobAdmission
+    /// One timer for the server's deadlines: jobs waiting for a worker, and processing.
+    let deadlines = DeadlineWatch()
     let jobs = SharedWork<String, ProducedImage>()
     /// Results on their way to the disk layer; ``shutdown()`` waits for them.
     let resultWrites = PendingWork()
@@ -97,7 +99,7 @@ public final class ImageServer: Sendable {
         manager = ImageManager(downloader: ImageDownloader(name: "magpie.server", configuration: download), cache: cache)
         localManager = ImageManager(loader: DataProviderLoader(), cache: cache)
         memory = ResultMemoryCache(capacity: configuration.memoryCacheSize)
-        admission = JobAdmission(workers: configuration.workers, queueLength: configuration.effectiveQueueLength)
+        admission = JobAdmission(workers: configuration.workers, queueLength: configuration.effectiveQueueLength, deadlines: deadlines)
         metrics = ServerMetrics()
         if configuration.allowsUnsigned {
             logger.warning("unsigned URLs are accepted (--insecure-unsigned): anyone can make this server fetch and process")

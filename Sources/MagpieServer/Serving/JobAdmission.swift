@@ -15,12 +15,15 @@ final class JobAdmission: Sendable {
     let workers: Int
     let queueLength: Int
     private let slots: BoundedExecutor
+    /// Gives up jobs still waiting at their timeout (the server's one timer for its deadlines).
+    private let deadlines: DeadlineWatch
     /// Jobs admitted and not finished: running plus waiting.
     private let admitted = Mutex(0)
 
-    init(workers: Int, queueLength: Int) {
+    init(workers: Int, queueLength: Int, deadlines: DeadlineWatch) {
         self.workers = max(1, workers)
         self.queueLength = max(0, queueLength)
+        self.deadlines = deadlines
         slots = BoundedExecutor(name: "magpie.server.workers", width: self.workers)
     }
 
@@ -46,38 +49,48 @@ final class JobAdmission: Sendable {
         guard entered else { throw Refusal.overloaded }
         defer { admitted.withLock { $0 -= 1 } }
         let arrival = ContinuousClock.now
-        let started = StartedFlag()
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                try await self.slots.withSlot(priority: nil) {
-                    started.set()
-                    queued(ContinuousClock.now - arrival)
-                    return try await body()
-                }
+        let gate = StartGate()
+        let job = Task {
+            try await self.slots.withSlot(priority: nil) {
+                // A job that got its worker after its timeout went off has been answered already.
+                guard gate.start() else { throw Refusal.waitedTooLong }
+                queued(ContinuousClock.now - arrival)
+                return try await body()
             }
-            group.addTask {
-                // Wakes once to give up a job still waiting; a job that has started is never cut here.
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            while let next = try await group.next() {
-                if let value = next {
-                    group.cancelAll()
-                    return value
-                }
-                if !started.isSet {
-                    group.cancelAll()
-                    throw Refusal.waitedTooLong
-                }
-            }
-            throw Refusal.waitedTooLong
         }
+        // Gives up a job still waiting; a job that has started is never cut here.
+        let alarm = DeadlineWatch.deadline(after: timeout).map { deadline in
+            deadlines.arm(until: deadline) { if gate.expire() { job.cancel() } }
+        }
+        let result = await withTaskCancellationHandler {
+            await job.result
+        } onCancel: {
+            job.cancel()
+        }
+        if let alarm { deadlines.disarm(alarm) }
+        if gate.expired { throw Refusal.waitedTooLong }
+        return try result.get()
     }
 }
 
-/// Set once a job got its worker: after that, the wait timeout no longer applies to it.
-private final class StartedFlag: Sendable {
-    private let value = Mutex(false)
-    var isSet: Bool { value.withLock { $0 } }
-    func set() { value.withLock { $0 = true } }
+/// Whether a job got its worker before its timeout went off: whichever comes first wins, once.
+private final class StartGate: Sendable {
+    private enum State { case waiting, started, expired }
+    private let state = Mutex(State.waiting)
+
+    var expired: Bool { state.withLock { $0 == .expired } }
+
+    /// True when the job may start (its timeout has not gone off).
+    func start() -> Bool { settle(.started) }
+
+    /// True when the job was still waiting (it is given up now).
+    func expire() -> Bool { settle(.expired) }
+
+    private func settle(_ outcome: State) -> Bool {
+        state.withLock { state in
+            guard state == .waiting else { return false }
+            state = outcome
+            return true
+        }
+    }
 }

@@ -2,8 +2,9 @@ import Synchronization
 import Testing
 @testable import MagpieCore
 
-/// The shared timer behind download timeouts: late runs are cancelled and answer nil, the rest keep their results,
-/// and the timer ends when nothing is watched.
+/// The shared timer behind download timeouts and the server's deadlines: late runs are cancelled and answer nil, the
+/// rest keep their results, answers go out at their limit, alarms go off once unless disarmed, and the timer ends when
+/// nothing is watched.
 @Suite(.timeLimit(.minutes(1)))
 struct DeadlineWatchTests {
     struct Failure: Error, Equatable {}
@@ -96,5 +97,45 @@ struct DeadlineWatchTests {
         let watch = DeadlineWatch()
         #expect(try await watch.run(within: .seconds(Int64.max)) { 5 } == 5)
         #expect(!watch.timerRunning)
+    }
+
+    @Test func anAnswerPastItsLimitGoesOutAtTheLimitWithoutWaitingForTheWork() async throws {
+        let watch = DeadlineWatch()
+        let release = Mutex(false)
+        let finished = Mutex(false)
+        // Work that never looks at its cancellation: the answer must not wait for it.
+        let value = try await watch.answer(within: .milliseconds(50)) { () async throws -> Int in
+            while !release.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(5)) }
+            finished.withLock { $0 = true }
+            return 1
+        }
+        #expect(value == nil)
+        #expect(!finished.withLock { $0 })
+        #expect(watch.watchedCount == 0)
+        release.withLock { $0 = true }
+        #expect(await Self.eventually { finished.withLock { $0 } })
+    }
+
+    @Test func anAnswerWithinItsLimitIsTheWorksValueOrError() async throws {
+        let watch = DeadlineWatch()
+        #expect(try await watch.answer(within: .seconds(30)) { 9 } == 9)
+        await #expect(throws: Failure.self) {
+            _ = try await watch.answer(within: .seconds(30)) { () async throws -> Int in throw Failure() }
+        }
+        #expect(watch.watchedCount == 0)
+        #expect(try await watch.answer(within: .seconds(Int64.max)) { 3 } == 3)
+    }
+
+    @Test func anAlarmGoesOffOnceAtItsDeadlineUnlessDisarmedFirst() async throws {
+        let watch = DeadlineWatch()
+        let fired = Mutex([String]())
+        let kept = watch.arm(until: ContinuousClock.now.advanced(by: .milliseconds(30))) { fired.withLock { $0.append("kept") } }
+        let dropped = watch.arm(until: ContinuousClock.now.advanced(by: .milliseconds(30))) { fired.withLock { $0.append("dropped") } }
+        #expect(watch.disarm(dropped))
+        #expect(await Self.eventually { !fired.withLock { $0 }.isEmpty })
+        #expect(!watch.disarm(kept))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(fired.withLock { $0 } == ["kept"])
+        #expect(watch.watchedCount == 0)
     }
 }

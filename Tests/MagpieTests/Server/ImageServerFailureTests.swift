@@ -156,6 +156,16 @@ struct ImageServerFailureTests {
         }
     }
 
+    @Test func processingPastItsTimeoutIs503WithoutWaitingForTheWork() async throws {
+        try await ServerFixture.with(configure: { $0.processingTimeout = .milliseconds(300) }) { fixture in
+            // A hundred blur passes: far past 300 ms in any build, each pass short, so the cancelled job stops soon.
+            let blurs = Array(repeating: "blur:3", count: 100)
+            let answer = try await fixture.request(fixture.imagePath("photo.jpg", options: ["resize:300x300:none"] + blurs))
+            #expect(answer.status == 503)
+            #expect(answer.text.contains("processing took longer"), "\(answer.text)")
+        }
+    }
+
     @Test func gracefulShutdownLetsRequestsInFlightFinish() async throws {
         try await ServerFixture.with { fixture in
             fixture.origin.hold("photo.jpg")
