@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import AsyncHTTPClient
+import Tracing
 import Logging
 import NIOCore
 import Synchronization
@@ -196,7 +197,7 @@ public final class ImageDownloader: Sendable {
         // AsyncHTTPClient opens a span and computes its attributes for every request, even for the no-op tracer it
         // captures when no tracer was bootstrapped (about 4 % of a 1,000-download run's client samples): with that
         // one, no tracer at all. A bootstrapped tracer is kept, and as in AsyncHTTPClient it is the one at creation.
-        if let tracer = clientConfiguration.tracing.tracer, String(describing: type(of: tracer)) == "NoOpTracer" {
+        if clientConfiguration.tracing.tracer is NoOpTracer {
             clientConfiguration.tracing.tracer = nil
         }
         return clientConfiguration
