@@ -9,6 +9,10 @@ import Testing
 struct DeadlineWatchTests {
     struct Failure: Error, Equatable {}
 
+    /// A limit no run of these tests reaches even when the whole suite, run in parallel on two cores, keeps a task
+    /// waiting for minutes (the full suite once made a 30 s limit strike a run that throws at once).
+    static let ample = Duration.seconds(3600)
+
     /// Waits until cancelled, then throws `CancellationError` (as a download does when its task is cancelled).
     static func waitForCancellation() async throws -> Int {
         while true {
@@ -27,10 +31,10 @@ struct DeadlineWatchTests {
 
     @Test func aRunWithinItsLimitKeepsItsValueAndTheTimerEnds() async throws {
         let watch = DeadlineWatch()
-        let value = try await watch.run(within: .seconds(30)) { 42 }
+        let value = try await watch.run(within: Self.ample) { 42 }
         #expect(value == 42)
         #expect(watch.watchedCount == 0)
-        // The timer slept until the 30 s deadline; it ends only once woken. A later short run wakes it sooner.
+        // The timer slept until the hour's deadline; it ends only once woken. A later short run wakes it sooner.
         _ = try await watch.run(within: .milliseconds(20)) { try await Self.waitForCancellation() }
         #expect(await Self.eventually { !watch.timerRunning })
     }
@@ -45,7 +49,7 @@ struct DeadlineWatchTests {
     @Test func anErrorOfTheRunItselfIsThrown() async {
         let watch = DeadlineWatch()
         await #expect(throws: Failure.self) {
-            _ = try await watch.run(within: .seconds(30)) { () async throws -> Int in throw Failure() }
+            _ = try await watch.run(within: Self.ample) { () async throws -> Int in throw Failure() }
         }
         #expect(watch.watchedCount == 0)
     }
@@ -53,11 +57,11 @@ struct DeadlineWatchTests {
     @Test func anEarlierDeadlineWatchedLaterStillStrikesFirst() async throws {
         let watch = DeadlineWatch()
         let release = Mutex(false)
-        async let long = watch.run(within: .seconds(60)) { () async throws -> Int in
+        async let long = watch.run(within: Self.ample) { () async throws -> Int in
             while !release.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
             return 7
         }
-        // The long run's timer sleeps for a minute; the short one must not wait for it.
+        // The long run's timer sleeps for an hour; the short one must not wait for it.
         #expect(await Self.eventually { watch.watchedCount == 1 })
         let short = try await watch.run(within: .milliseconds(30)) { try await Self.waitForCancellation() }
         #expect(short == nil)
@@ -68,7 +72,7 @@ struct DeadlineWatchTests {
 
     @Test func cancellingTheCallerCancelsTheRunWithoutCallingItLate() async throws {
         let watch = DeadlineWatch()
-        let caller = Task { try await watch.run(within: .seconds(60)) { try await Self.waitForCancellation() } }
+        let caller = Task { try await watch.run(within: Self.ample) { try await Self.waitForCancellation() } }
         #expect(await Self.eventually { watch.watchedCount == 1 })
         caller.cancel()
         await #expect(throws: CancellationError.self) { _ = try await caller.value }
@@ -81,7 +85,7 @@ struct DeadlineWatchTests {
             for i in 0..<64 {
                 group.addTask {
                     // Even runs finish at once under a long limit; odd runs wait past a short one.
-                    if i.isMultiple(of: 2) { return (i, try await watch.run(within: .seconds(60)) { i }) }
+                    if i.isMultiple(of: 2) { return (i, try await watch.run(within: Self.ample) { i }) }
                     return (i, try await watch.run(within: .milliseconds(10 + i)) { try await Self.waitForCancellation() })
                 }
             }
@@ -118,9 +122,9 @@ struct DeadlineWatchTests {
 
     @Test func anAnswerWithinItsLimitIsTheWorksValueOrError() async throws {
         let watch = DeadlineWatch()
-        #expect(try await watch.answer(within: .seconds(30)) { 9 } == 9)
+        #expect(try await watch.answer(within: Self.ample) { 9 } == 9)
         await #expect(throws: Failure.self) {
-            _ = try await watch.answer(within: .seconds(30)) { () async throws -> Int in throw Failure() }
+            _ = try await watch.answer(within: Self.ample) { () async throws -> Int in throw Failure() }
         }
         #expect(watch.watchedCount == 0)
         #expect(try await watch.answer(within: .seconds(Int64.max)) { 3 } == 3)
@@ -129,12 +133,14 @@ struct DeadlineWatchTests {
     @Test func anAlarmGoesOffOnceAtItsDeadlineUnlessDisarmedFirst() async throws {
         let watch = DeadlineWatch()
         let fired = Mutex([String]())
-        let kept = watch.arm(until: ContinuousClock.now.advanced(by: .milliseconds(30))) { fired.withLock { $0.append("kept") } }
-        let dropped = watch.arm(until: ContinuousClock.now.advanced(by: .milliseconds(30))) { fired.withLock { $0.append("dropped") } }
+        let armed = ContinuousClock.now
+        let kept = watch.arm(until: armed.advanced(by: .milliseconds(30))) { fired.withLock { $0.append("kept") } }
+        // Disarmed in the next statement, with no suspension between: long before its deadline.
+        let dropped = watch.arm(until: armed.advanced(by: .seconds(1))) { fired.withLock { $0.append("dropped") } }
         #expect(watch.disarm(dropped))
         #expect(await Self.eventually { !fired.withLock { $0 }.isEmpty })
         #expect(!watch.disarm(kept))
-        try await Task.sleep(for: .milliseconds(50))
+        try await Task.sleep(until: armed.advanced(by: .milliseconds(1200)), clock: .continuous)
         #expect(fired.withLock { $0 } == ["kept"])
         #expect(watch.watchedCount == 0)
     }
