@@ -32,6 +32,7 @@ struct JobAdmissionTests {
     }
 
     /// Runs `body` while the admission's one worker is held by a job, then frees the worker and checks that job ends.
+    @discardableResult
     func withWorkerHeld<T: Sendable>(queueLength: Int, _ body: @Sendable (JobAdmission) async throws -> T) async throws -> T {
         let admission = JobAdmission(workers: 1, queueLength: queueLength, deadlines: DeadlineWatch())
         let gate = Gate()
