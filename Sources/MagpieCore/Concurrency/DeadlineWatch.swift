@@ -17,7 +17,8 @@ package final class DeadlineWatch: Sendable {
 
     private struct Watched {
         let deadline: ContinuousClock.Instant
-        let cancel: @Sendable () -> Void
+        /// What happens at the deadline (cancelling a run, answering a caller, giving up a job).
+        let expire: @Sendable () -> Void
     }
 
     private struct State {
@@ -85,7 +86,7 @@ package final class DeadlineWatch: Sendable {
     /// Calls `expire` once at `deadline`, on the watch's timer task, unless ``disarm(_:)`` comes first. `expire` must
     /// be short (it runs between the expiries of others).
     package func arm(until deadline: ContinuousClock.Instant, _ expire: @escaping @Sendable () -> Void) -> Alarm {
-        Alarm(id: watch(until: deadline, cancel: expire))
+        Alarm(id: watch(until: deadline, expire: expire))
     }
 
     /// Disarms `alarm`; false when it has gone off already.
@@ -103,11 +104,11 @@ package final class DeadlineWatch: Sendable {
     /// Whether a timer task is running (for tests: it ends when nothing is watched).
     package var timerRunning: Bool { state.withLock { $0.timer != nil } }
 
-    private func watch(until deadline: ContinuousClock.Instant, cancel: @escaping @Sendable () -> Void) -> UInt64 {
+    private func watch(until deadline: ContinuousClock.Instant, expire: @escaping @Sendable () -> Void) -> UInt64 {
         state.withLock { state in
             let id = state.nextID
             state.nextID += 1
-            state.watched[id] = Watched(deadline: deadline, cancel: cancel)
+            state.watched[id] = Watched(deadline: deadline, expire: expire)
             // Most runs share one timeout, so a new deadline is rarely the earliest: the running timer serves it.
             if let timer = state.timer, timer.wake <= deadline { return id }
             state.timer?.task.cancel()
@@ -116,7 +117,7 @@ package final class DeadlineWatch: Sendable {
         }
     }
 
-    /// Stops watching `id`; false when the limit already cancelled it.
+    /// Stops watching `id`; false when its deadline has already passed (and its action run).
     private func unwatch(_ id: UInt64) -> Bool {
         state.withLock { $0.watched.removeValue(forKey: id) != nil }
     }
@@ -139,8 +140,8 @@ package final class DeadlineWatch: Sendable {
         state.timer = (task, wake)
     }
 
-    /// Cancels every run past its deadline. Returns the next deadline to sleep until, or nil when this timer ends
-    /// (nothing left to watch, or another timer took over).
+    /// Runs the action of everything past its deadline. Returns the next deadline to sleep until, or nil when this
+    /// timer ends (nothing left to watch, or another timer took over).
     private func expire(generation: UInt64) -> ContinuousClock.Instant? {
         let now = ContinuousClock.now
         let (late, next): ([Watched], ContinuousClock.Instant?) = state.withLock { state in
@@ -162,8 +163,8 @@ package final class DeadlineWatch: Sendable {
             }
             return (late, earliest)
         }
-        // Outside the lock: cancelling runs the work's cancellation handlers.
-        for watched in late { watched.cancel() }
+        // Outside the lock: cancelling a run runs its cancellation handlers.
+        for watched in late { watched.expire() }
         return next
     }
 }
