@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Lowercase hex of `bytes`, two digits per byte, written straight into the string's storage: cache file names and
 /// entity tags are made on every disk read, where building a string per byte and joining them was half the read (perf).
 package func lowercaseHex(_ bytes: some Collection<UInt8>) -> String {
@@ -27,11 +21,4 @@ private func hexDigit(_ value: UInt8) -> UInt8 {
 extension UInt8 {
     /// Two lowercase hex digits.
     package var hexDigits: String { lowercaseHex(CollectionOfOne(self)) }
-}
-
-extension MagpieError.DecodingFailureReason {
-    /// ``unknownFormat(leadingBytes:)`` for `data`: its first 8 bytes in hex, a space between bytes.
-    static func unknownFormat(leadingBytesOf data: Data) -> Self {
-        .unknownFormat(leadingBytes: data.prefix(8).map(\.hexDigits).joined(separator: " "))
-    }
 }

@@ -224,3 +224,10 @@ extension MagpieError.ProcessingFailureReason: CustomStringConvertible {
         }
     }
 }
+
+extension MagpieError.DecodingFailureReason {
+    /// ``unknownFormat(leadingBytes:)`` for `data`: its first 8 bytes in hex, a space between bytes.
+    static func unknownFormat(leadingBytesOf data: Data) -> Self {
+        .unknownFormat(leadingBytes: data.prefix(8).map(\.hexDigits).joined(separator: " "))
+    }
+}
