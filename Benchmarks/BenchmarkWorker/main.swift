@@ -31,7 +31,7 @@ struct Measurement: Codable {
 
 let thumbBox = PixelSize(width: 256, height: 256)
 
-/// Work done once per timed run by each task.
+/// Work done once per timed run by each task but `thumb` (``thumbnail(ofFile:)``).
 func runTask(_ task: String, _ data: Data) throws {
     switch task {
     case "decode":
@@ -41,10 +41,6 @@ func runTask(_ task: String, _ data: Data) throws {
         var options = ImageDecodingOptions()
         options.colorSpace = .sRGB
         _ = try ImageCoderRegistry.shared.decode(data, options: options)
-    case "thumb":
-        let image = try ImageCoderRegistry.shared.decode(data, options: .init(targetSize: thumbBox))
-        let small = try image.resized(toFit: thumbBox)
-        _ = try ImageCoderRegistry.shared.encode(small, as: .jpeg, options: .init(quality: 80))
     case "raw-decode", "raw-thumb":
         // The C wrapper alone: no orientation, no Swift image model. raw-thumb is the
         // DCT-scaled JPEG decode the thumbnail path starts with (the codec floor).
@@ -90,7 +86,16 @@ func milliseconds(_ d: Duration) -> Double {
     Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
 }
 
+/// The thumbnail task, from the file as a thumbnail worker gets it: the file is read as it is decoded (the JPEG coder
+/// reads it in windows), never whole, as Pillow reads it through its file object.
+func thumbnail(ofFile path: String) throws {
+    let image = try ImageCoderRegistry.shared.decode(contentsOfFile: path, options: .init(targetSize: thumbBox))
+    let small = try image.resized(toFit: thumbBox)
+    _ = try ImageCoderRegistry.shared.encode(small, as: .jpeg, options: .init(quality: 80))
+}
+
 func child(task: String, path: String, runs: Int, parameters: [Int]) throws -> Measurement {
+    if task == "thumb" { return try measure(runs: runs) { try thumbnail(ofFile: path); return nil } }
     let data = try Data(contentsOf: URL(fileURLWithPath: path))
     // One timed run; returns the output size for the encode tasks.
     let work: () throws -> Int?
@@ -104,6 +109,11 @@ func child(task: String, path: String, runs: Int, parameters: [Int]) throws -> M
     default:
         work = { try runTask(task, data); return nil }
     }
+    return try measure(runs: runs, work)
+}
+
+/// Two warm-up runs of `work`, then `runs` timed ones: their median, the peak RSS, and the output size if any.
+func measure(runs: Int, _ work: () throws -> Int?) throws -> Measurement {
     var outputBytes: Int?
     for _ in 0..<2 { outputBytes = try work() }  // warm-up
     var times: [Double] = []

@@ -2,7 +2,24 @@
 #ifndef MAGPIE_INTERNAL_H
 #define MAGPIE_INTERNAL_H
 
+#include <stddef.h>
 #include "mg_common.h"
+
+/// Where a decoder reads its encoded bytes: a buffer in memory, or a file read on demand (pread), so that a large
+/// file is never held whole (input.c).
+typedef struct {
+    const uint8_t *data;  ///< the whole input, or NULL when it is read from `fd`
+    int fd;
+    uint64_t length;      ///< bytes in the input
+} mg_input;
+
+/// Copies up to `count` bytes at `offset` into `buffer`; returns how many (fewer only at the end of the input), or -1
+/// when the file cannot be read.
+ptrdiff_t mg_input_read(const mg_input *in, uint64_t offset, uint8_t *buffer, size_t count);
+
+/// `count` bytes at `offset`: in place for a buffer in memory, else read into `scratch` (`count` bytes). NULL when
+/// the input ends before them or cannot be read.
+const uint8_t *mg_input_view(const mg_input *in, uint64_t offset, size_t count, uint8_t *scratch);
 
 /// Fills `err` (when not NULL) and returns `status`.
 int mg_fail(mg_error *err, int status, const char *format, ...) __attribute__((format(printf, 3, 4)));

@@ -48,6 +48,8 @@ static void on_error_exit(j_common_ptr cinfo) {
         status = MG_ERR_TOO_LARGE;
     else if (code == JERR_INPUT_EMPTY || code == JERR_INPUT_EOF)
         status = MG_ERR_TRUNCATED;
+    else if (code == JERR_FILE_READ)
+        status = MG_ERR_IO;
     fail_jump(cinfo, status);
 }
 
@@ -100,6 +102,73 @@ static void setup_errors(mg_jpeg_error_mgr *mgr) {
 
 static int copy_failure(mg_jpeg_error_mgr *mgr, mg_error *err) {
     return mg_fail(err, mgr->status ? mgr->status : MG_ERR_CORRUPT, "%s", mgr->message);
+}
+
+// A source that reads a file as libjpeg asks (pread), with jpeg_mem_src's behaviour at the end: a warning (here a
+// truncation error) and a fake EOI.
+#define FILE_CHUNK (64 * 1024)
+
+typedef struct {
+    struct jpeg_source_mgr base;
+    const mg_input *in;
+    uint64_t next;  // offset of the byte after the buffer
+    JOCTET buffer[FILE_CHUNK];
+} mg_jpeg_file_source;
+
+static void file_source_init(j_decompress_ptr cinfo) { (void)cinfo; }
+
+static boolean file_source_fill(j_decompress_ptr cinfo) {
+    mg_jpeg_file_source *src = (mg_jpeg_file_source *)cinfo->src;
+    ptrdiff_t got = mg_input_read(src->in, src->next, src->buffer, FILE_CHUNK);
+    if (got < 0) ERREXIT(cinfo, JERR_FILE_READ);
+    if (got == 0) {
+        WARNMS(cinfo, JWRN_JPEG_EOF);
+        src->buffer[0] = 0xFF;
+        src->buffer[1] = JPEG_EOI;
+        got = 2;
+    } else {
+        src->next += (uint64_t)got;
+    }
+    src->base.next_input_byte = src->buffer;
+    src->base.bytes_in_buffer = (size_t)got;
+    return TRUE;
+}
+
+static void file_source_skip(j_decompress_ptr cinfo, long count) {
+    mg_jpeg_file_source *src = (mg_jpeg_file_source *)cinfo->src;
+    if (count <= 0) return;
+    if ((size_t)count <= src->base.bytes_in_buffer) {
+        src->base.next_input_byte += count;
+        src->base.bytes_in_buffer -= (size_t)count;
+        return;
+    }
+    // Past the buffer: the next fill reads from there (or reports the end).
+    src->next += (uint64_t)count - src->base.bytes_in_buffer;
+    src->base.bytes_in_buffer = 0;
+}
+
+static void file_source_term(j_decompress_ptr cinfo) { (void)cinfo; }
+
+// The source for `in`: jpeg_mem_src for memory; for a file, `file` (the caller's, alive until the decode ends).
+static void set_source(j_decompress_ptr cinfo, const mg_input *in, mg_jpeg_file_source *file) {
+    if (in->data) {
+        jpeg_mem_src(cinfo, in->data, (unsigned long)in->length);
+        return;
+    }
+    memset(file, 0, sizeof *file);
+    file->in = in;
+    file->base.init_source = file_source_init;
+    file->base.fill_input_buffer = file_source_fill;
+    file->base.skip_input_data = file_source_skip;
+    file->base.resync_to_restart = jpeg_resync_to_restart;
+    file->base.term_source = file_source_term;
+    cinfo->src = &file->base;
+}
+
+// The offset in `in` of libjpeg's next unread byte.
+static uint64_t source_offset(j_decompress_ptr cinfo, const mg_input *in, const mg_jpeg_file_source *file) {
+    if (in->data) return (uint64_t)(cinfo->src->next_input_byte - in->data);
+    return file->next - file->base.bytes_in_buffer;
 }
 
 int mg_jpeg_read_header(const uint8_t *data, size_t length, mg_jpeg_header *header, mg_error *err) {
@@ -202,8 +271,27 @@ static uint8_t *dc_only_stream(const uint8_t *data, size_t length, size_t *out_l
     return NULL;
 }
 
+static int decode_input(const mg_input *in, uint32_t min_width, uint32_t min_height, int32_t flags,
+                        void *color_transform, const mg_limits *limits, mg_bitmap *out, int32_t *raw_cmyk,
+                        mg_error *err);
+
 int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint32_t min_height, int32_t flags,
                    void *color_transform, const mg_limits *limits, mg_bitmap *out, int32_t *raw_cmyk, mg_error *err) {
+    mg_input in = {data, -1, length};
+    return decode_input(&in, min_width, min_height, flags, color_transform, limits, out, raw_cmyk, err);
+}
+
+int mg_jpeg_decode_file(int fd, uint64_t length, uint32_t min_width, uint32_t min_height, int32_t flags,
+                        void *color_transform, const mg_limits *limits, mg_bitmap *out, int32_t *raw_cmyk,
+                        mg_error *err) {
+    if (fd < 0) return mg_fail(err, MG_ERR_INVALID_ARGUMENT, "no file descriptor");
+    mg_input in = {NULL, fd, length};
+    return decode_input(&in, min_width, min_height, flags, color_transform, limits, out, raw_cmyk, err);
+}
+
+static int decode_input(const mg_input *in, uint32_t min_width, uint32_t min_height, int32_t flags,
+                        void *color_transform, const mg_limits *limits, mg_bitmap *out, int32_t *raw_cmyk,
+                        mg_error *err) {
     const int fast = (flags & MG_JPEG_FAST) != 0;
     const int two_threads = (flags & MG_JPEG_TWO_THREADS) != 0;
     if (raw_cmyk) *raw_cmyk = 0;
@@ -214,8 +302,10 @@ int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint3
     uint8_t *volatile cmyk_row = NULL;
     uint8_t *volatile dc_stream = NULL;
     mg_color_stream *volatile colors = NULL;
-    const uint8_t *volatile input = data;  // becomes the DC-only copy on that path
-    volatile size_t input_length = length;
+    mg_input dc_input = {NULL, -1, 0};
+    const mg_input *volatile input = in;  // becomes the DC-only copy on that path
+    mg_jpeg_file_source *file = in->data ? NULL : malloc(sizeof *file);
+    if (!in->data && !file) return mg_fail(err, MG_ERR_NO_MEMORY, "cannot allocate a file buffer");
 restart:
     setup_errors(&mgr);
     cinfo.err = &mgr.base;
@@ -224,6 +314,7 @@ restart:
         free(pixels);
         free(cmyk_row);
         free(dc_stream);
+        free(file);
         jpeg_destroy_decompress(&cinfo);
         return copy_failure(&mgr, err);
     }
@@ -231,13 +322,14 @@ restart:
     progress.base.progress_monitor = on_progress;
     progress.cinfo = &cinfo;
     cinfo.progress = &progress.base;
-    jpeg_mem_src(&cinfo, input, (unsigned long)input_length);
+    set_source(&cinfo, input, file);
     jpeg_read_header(&cinfo, TRUE);
 
     int status = mg_check_frame_size(err, limits, cinfo.image_width, cinfo.image_height, "JPEG");
     if (status != MG_OK) {
         jpeg_destroy_decompress(&cinfo);
         free(dc_stream);
+        free(file);
         return status;
     }
 
@@ -263,17 +355,38 @@ restart:
         if (fast && num == 1 && cinfo.progressive_mode && !dc_stream) {
             size_t dc_length = 0;
             int truncated = 0;
-            uint8_t *dc = dc_only_stream(input, input_length, &dc_length, &truncated);
+            // A file is read whole for this: the copy is made from all of it.
+            uint8_t *whole = NULL;
+            if (!input->data && input->length <= SIZE_MAX) {
+                whole = malloc(input->length ? (size_t)input->length : 1);
+                if (!whole) {
+                    jpeg_destroy_decompress(&cinfo);
+                    free(file);
+                    return mg_fail(err, MG_ERR_NO_MEMORY, "cannot allocate %llu bytes for the file",
+                                   (unsigned long long)input->length);
+                }
+                if (mg_input_read(input, 0, whole, (size_t)input->length) != (ptrdiff_t)input->length) {
+                    jpeg_destroy_decompress(&cinfo);
+                    free(whole);
+                    free(file);
+                    return mg_fail(err, MG_ERR_IO, "cannot read the file");
+                }
+            }
+            uint8_t *dc = input->data || whole
+                ? dc_only_stream(whole ? whole : input->data, (size_t)input->length, &dc_length, &truncated)
+                : NULL;
+            free(whole);
             if (truncated) {
                 jpeg_destroy_decompress(&cinfo);
+                free(file);
                 return mg_fail(err, MG_ERR_TRUNCATED, "data ends before the end of the image");
             }
             if (dc) {
                 // Start over on the DC-only copy; the scale and limits come out the same.
                 jpeg_destroy_decompress(&cinfo);
                 dc_stream = dc;
-                input = dc;
-                input_length = dc_length;
+                dc_input = (mg_input){dc, -1, dc_length};
+                input = &dc_input;
                 goto restart;
             }
         }
@@ -286,7 +399,8 @@ restart:
         uint8_t *eighth = mg_alloc_pixels((size_t)cinfo.output_width * 4 * cinfo.output_height);
         if (eighth) {
             int threads = two_threads ? 2 : 1;
-            if (mg_jpeg_decode_eighth(&cinfo, input, input_length, eighth, threads) == MG_EIGHTH_DONE) {
+            if (mg_jpeg_decode_eighth(&cinfo, input, source_offset(&cinfo, input, file), eighth, threads) ==
+                MG_EIGHTH_DONE) {
                 if (color_transform)
                     mg_color_transform_apply(color_transform, eighth, eighth,
                                              (size_t)cinfo.output_width * cinfo.output_height);
@@ -295,6 +409,7 @@ restart:
                 out->height = cinfo.output_height;
                 jpeg_destroy_decompress(&cinfo);
                 free(dc_stream);
+                free(file);
                 return MG_OK;
             }
             free(eighth);
@@ -308,6 +423,7 @@ restart:
     if (!pixels) {
         jpeg_destroy_decompress(&cinfo);
         free(dc_stream);
+        free(file);
         return mg_fail(err, MG_ERR_NO_MEMORY, "cannot allocate %ux%u RGBA", width, height);
     }
     if (is_cmyk) {
@@ -316,6 +432,7 @@ restart:
             free(pixels);
             jpeg_destroy_decompress(&cinfo);
             free(dc_stream);
+            free(file);
             return mg_fail(err, MG_ERR_NO_MEMORY, "cannot allocate a CMYK row");
         }
     }
@@ -354,6 +471,7 @@ restart:
     jpeg_destroy_decompress(&cinfo);
     free(cmyk_row);
     free(dc_stream);
+    free(file);
     out->pixels = pixels;
     out->width = width;
     out->height = height;

@@ -19,6 +19,9 @@
 // intervals, 12-bit, CMYK, other sampling layouts, damaged data, data after the last
 // MCU — returns MG_EIGHTH_UNSUPPORTED and the caller decodes with libjpeg as before, so
 // libjpeg's own handling of damaged files is unchanged.
+//
+// A file on disk is read through a 64 KiB window per thread (pread), so a large file is never held whole; a read
+// error also returns MG_EIGHTH_UNSUPPORTED, and libjpeg then reports it.
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +33,8 @@
 #define LOOKAHEAD 11
 #define MAX_BLOCKS 10  // per MCU (libjpeg's D_MAX_BLOCKS_IN_MCU)
 #define SKIP_EOB 0x800
+#define WINDOW (64 * 1024)  // bytes of a file each reader holds
+#define MARGIN 16           // a refill reads at most 8 bytes and their stuffing
 
 typedef struct {
     uint16_t fast[1 << LOOKAHEAD];  // (length << 8) | symbol for codes up to LOOKAHEAD bits, else 0
@@ -44,11 +49,16 @@ typedef struct {
 // unstuffed data from the start of the scan, so two readers that went different ways
 // agree on where a bit is.
 typedef struct {
-    const uint8_t *data;
-    size_t pos, end;   // raw offsets; end is the marker that ends the scan
+    const uint8_t *data;  // the input in memory, or the window of a file; data[0] is at raw offset origin
+    size_t pos, end;   // in data; end is the marker that ends the scan, or the window's end
     uint64_t buf;      // next bits, most significant first
     int bits;          // valid bits in buf
     uint64_t loaded;   // unstuffed bytes loaded into buf, zero fill past the end included
+    // A file only (in is NULL for memory):
+    const mg_input *in;
+    uint64_t origin, scan_end;  // raw offsets
+    uint8_t *window;
+    int failed;  // a read failed: the rest reads as zeros, and the decode is not used
 } bit_reader;
 
 typedef struct {
@@ -69,7 +79,7 @@ typedef struct {
     uint64_t mcu_count;
     uint32_t width, height;  // output size
     uint8_t *rgba;
-    const uint8_t *data;
+    const mg_input *in;
     size_t start, end;   // raw offsets of the scan's data
     uint64_t total_bits; // unstuffed bits in the scan
 } plan;
@@ -85,6 +95,7 @@ typedef struct {
     uint32_t *positions;       // start of each MCU, and one more: where the last one ended
     uint64_t capacity, count;
     uint64_t clean_from;       // first record after its last restart
+    int failed;                // its reader could not read the file
 } speculation;
 
 // libjpeg's post-IDCT range limit: the value wraps at 1024, then clamps around 128.
@@ -92,8 +103,9 @@ static uint8_t idct_limit[1024];
 static int16_t cr_r[256], cb_b[256];
 static int32_t cr_g[256], cb_g[256];
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
-// Decodes on this thread that used the second thread's MCUs (tests check that the split happens, not only that
-// pixels match). Per calling thread, so that a test counts its own decodes, not those of tests running beside it.
+// Decodes on this thread that used the second thread's MCUs and succeeded (tests check that the split happens, not
+// only that pixels match: a decode this file declines still gets libjpeg's pixels). Per calling thread, so that a
+// test counts its own decodes, not those of tests running beside it.
 static _Thread_local uint64_t split_decodes;
 
 uint64_t mg_jpeg_eighth_split_count(void) { return split_decodes; }
@@ -179,7 +191,42 @@ static int build_table(huff_table *t, const JHUFF_TBL *src, int is_dc) {
 
 static inline uint64_t reader_position(const bit_reader *b) { return b->loaded * 8 - (uint64_t)b->bits; }
 
+// A reader from raw offset `raw` (unstuffed byte `unstuffed` of the scan) to the scan's end. For a file it takes
+// its window from `window` (WINDOW bytes), loaded at the first refill.
+static void reader_start(bit_reader *b, const plan *p, size_t raw, uint64_t unstuffed, uint8_t *window) {
+    memset(b, 0, sizeof *b);
+    b->loaded = unstuffed;
+    if (p->in->data) {
+        b->data = p->in->data;
+        b->pos = raw;
+        b->end = p->end;
+        return;
+    }
+    b->in = p->in;
+    b->data = window;
+    b->window = window;
+    b->origin = raw;
+    b->scan_end = p->end;
+}
+
+// Moves a file's window to start at the next unread byte, so that a refill finds what it may read in it.
+static void slide(bit_reader *b) {
+    if (b->failed || b->origin + b->end >= b->scan_end) return;  // the window already reaches the scan's end
+    uint64_t at = b->origin + b->pos;
+    size_t want = b->scan_end - at < WINDOW ? (size_t)(b->scan_end - at) : WINDOW;
+    if (mg_input_read(b->in, at, b->window, want) != (ptrdiff_t)want) {
+        b->failed = 1;
+        b->pos = b->end;  // zeros from here on
+        return;
+    }
+    b->data = b->window;
+    b->origin = at;
+    b->pos = 0;
+    b->end = want;
+}
+
 static inline void refill(bit_reader *b) {
+    if (__builtin_expect(b->pos + MARGIN > b->end, 0) && b->in) slide(b);
     if (b->pos + 8 <= b->end) {
         uint64_t w;
         memcpy(&w, b->data + b->pos, 8);
@@ -414,7 +461,13 @@ static void unpack_record(const plan *p, const int16_t *packed, int32_t *record)
 static void *speculate(void *arg) {
     speculation *s = arg;
     const plan *p = s->p;
-    bit_reader b = {p->data, s->raw_start, p->end, 0, 0, s->unstuffed_start};
+    uint8_t *window = p->in->data ? NULL : malloc(WINDOW);
+    if (!p->in->data && !window) {
+        s->failed = 1;
+        return NULL;
+    }
+    bit_reader b;
+    reader_start(&b, p, s->raw_start, s->unstuffed_start, window);
     int32_t pred[4] = {0, 0, 0, 0};
     s->count = 0;
     s->clean_from = 0;
@@ -437,6 +490,8 @@ static void *speculate(void *arg) {
     }
     // positions[count] is where the last MCU ended: set above unless the records ran out.
     if (s->count == s->capacity) s->positions[s->count] = (uint32_t)reader_position(&b);
+    s->failed = b.failed;
+    free(window);
     return NULL;
 }
 
@@ -512,45 +567,63 @@ static int plan_scan(plan *p, j_decompress_ptr cinfo) {
 }
 
 // Where the scan's data ends before `length` (its first marker, else `length`), and how many stuffed bytes come
-// before that.
-static size_t scan_end(const uint8_t *data, size_t start, size_t length, uint64_t *stuffed) {
+// before that; SIZE_MAX when the file cannot be read.
+static size_t scan_end(const mg_input *in, size_t start, size_t length, uint64_t *stuffed, uint8_t *scratch) {
     size_t i = start;
     *stuffed = 0;
-    for (;;) {
-        const uint8_t *ff = i < length ? memchr(data + i, 0xFF, length - i) : NULL;
-        if (!ff) return length;
-        i = (size_t)(ff - data);
-        if (i + 1 >= length || data[i + 1] != 0x00) return i;
-        (*stuffed)++;
-        i += 2;
+    while (i < length) {
+        // A chunk and the byte after it, so that a 0xFF at the chunk's end can be told from stuffing.
+        size_t chunk = length - i < WINDOW ? length - i : WINDOW;
+        size_t viewed = chunk + (i + chunk < length);
+        const uint8_t *bytes = mg_input_view(in, i, viewed, scratch);
+        if (!bytes) return SIZE_MAX;
+        size_t j = 0;
+        for (;;) {
+            const uint8_t *ff = j < chunk ? memchr(bytes + j, 0xFF, chunk - j) : NULL;
+            if (!ff) break;
+            j = (size_t)(ff - bytes);
+            if (j + 1 >= viewed || bytes[j + 1] != 0x00) return i + j;
+            (*stuffed)++;
+            j += 2;
+        }
+        i += j > chunk ? j : chunk;  // a stuffed pair may end one byte into the next chunk
     }
+    return length;
 }
 
-int mg_jpeg_decode_eighth(j_decompress_ptr cinfo, const uint8_t *data, size_t length, uint8_t *rgba, int threads) {
+static int input_byte(const mg_input *in, uint64_t offset) {
+    uint8_t byte;
+    return mg_input_read(in, offset, &byte, 1) == 1 ? byte : -1;
+}
+
+int mg_jpeg_decode_eighth(j_decompress_ptr cinfo, const mg_input *in, uint64_t scan_start, uint8_t *rgba,
+                          int threads) {
     pthread_once(&tables_once, build_tables);
     if (!cinfo->src || cinfo->unread_marker) return MG_EIGHTH_UNSUPPORTED;
-    const uint8_t *scan = cinfo->src->next_input_byte;
-    if (scan < data || scan > data + length) return MG_EIGHTH_UNSUPPORTED;
+    if (scan_start > in->length || in->length > SIZE_MAX - 1) return MG_EIGHTH_UNSUPPORTED;
+    size_t length = (size_t)in->length;
     plan *p = calloc(1, sizeof *p);
     if (!p) return MG_EIGHTH_UNSUPPORTED;
     int result = MG_EIGHTH_UNSUPPORTED;
     speculation s = {0};
     pthread_t thread;
     int started = 0;
-    if (!plan_scan(p, cinfo)) goto done;
+    // A file's scratch: scan_end's chunks and the first thread's window.
+    uint8_t *window = in->data ? NULL : malloc(WINDOW + 1);
+    if (!plan_scan(p, cinfo) || (!in->data && !window)) goto done;
     p->rgba = rgba;
-    p->data = data;
-    p->start = (size_t)(scan - data);
+    p->in = in;
+    p->start = (size_t)scan_start;
     uint64_t stuffed_total = 0;
-    p->end = scan_end(data, p->start, length, &stuffed_total);
-    if (p->end + 1 >= length || data[p->end + 1] != 0xD9) goto done;  // the scan must end at EOI
+    p->end = scan_end(in, p->start, length, &stuffed_total, window);
+    if (p->end == SIZE_MAX || p->end + 1 >= length || input_byte(in, p->end + 1) != 0xD9) goto done;  // must end at EOI
     p->total_bits = ((uint64_t)(p->end - p->start) - stuffed_total) * 8;
     // The second thread starts halfway through the scan (phones append a second image after EOI: not the file's
     // middle), not on a stuffed 0x00.
     size_t split = p->start + (p->end - p->start) / 2;
-    if (split > p->start && data[split - 1] == 0xFF) split++;
+    if (split > p->start && input_byte(in, split - 1) == 0xFF) split++;
     uint64_t stuffed = 0;  // before the split: the second thread's positions count unstuffed bits from the start
-    scan_end(data, p->start, split, &stuffed);
+    if (scan_end(in, p->start, split, &stuffed, window) == SIZE_MAX) goto done;
 
     if (threads > 1 && p->end - p->start >= (1u << 16) && split < p->end && p->total_bits < UINT32_MAX) {
         s.p = p;
@@ -563,11 +636,12 @@ int mg_jpeg_decode_eighth(j_decompress_ptr cinfo, const uint8_t *data, size_t le
     }
     uint64_t split_bits = started ? s.unstuffed_start * 8 : UINT64_MAX;
 
-    bit_reader b = {data, p->start, p->end, 0, 0, 0};
+    bit_reader b;
+    reader_start(&b, p, p->start, 0, window);
     int32_t pred[4] = {0, 0, 0, 0}, zero[4] = {0, 0, 0, 0};
     int32_t record[5 * MAX_BLOCKS];
     uint64_t m = 0, candidate = 0, end_position = 0;
-    int joined = 0;
+    int joined = 0, used_split = 0;
     for (;;) {
         for (; m < p->mcu_count; m++) {
             uint64_t at = reader_position(&b);
@@ -577,7 +651,8 @@ int mg_jpeg_decode_eighth(j_decompress_ptr cinfo, const uint8_t *data, size_t le
                     joined = 1;
                 }
                 while (candidate < s.count && s.positions[candidate] < at) candidate++;
-                if (candidate < s.count && s.positions[candidate] == at) break;  // in step with the second thread
+                if (s.failed) split_bits = UINT64_MAX;  // its records may be of zeros read past a failure
+                if (candidate < s.count && s.positions[candidate] == at && !s.failed) break;  // in step with it
                 if (candidate >= s.count) split_bits = UINT64_MAX;              // nothing left to meet
             }
             if (decode_mcu(p, &b, pred, record) < 0) goto done;
@@ -606,13 +681,16 @@ int mg_jpeg_decode_eighth(j_decompress_ptr cinfo, const uint8_t *data, size_t le
                 put_mcu(p, record, offsets, m + i);
             }
             end_position = s.positions[candidate + need];
-            split_decodes++;
+            used_split = 1;
             break;
         }
         split_bits = UINT64_MAX;
     }
     // Only the padding of the last byte may follow; more data (or less) is libjpeg's to report.
-    if (end_position <= p->total_bits && p->total_bits - end_position < 8) result = MG_EIGHTH_DONE;
+    if (end_position <= p->total_bits && p->total_bits - end_position < 8 && !b.failed) {
+        result = MG_EIGHTH_DONE;
+        split_decodes += (uint64_t)used_split;
+    }
 
 done:
     if (started) {
@@ -620,6 +698,7 @@ done:
     }
     free(s.records);
     free(s.positions);
+    free(window);
     free(p);
     return result;
 }

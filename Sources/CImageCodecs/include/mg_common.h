@@ -13,7 +13,8 @@ typedef enum {
     MG_ERR_UNSUPPORTED = 4,   ///< valid file using a feature we do not decode (e.g. 12-bit JPEG)
     MG_ERR_NO_MEMORY = 5,     ///< allocation failed
     MG_ERR_ENCODE = 6,        ///< encoder failed
-    MG_ERR_INVALID_ARGUMENT = 7
+    MG_ERR_INVALID_ARGUMENT = 7,
+    MG_ERR_IO = 8             ///< the input file could not be read
 } mg_status;
 
 /// Error detail filled by a failing call: the status and the codec's own message.

@@ -37,8 +37,16 @@ enum {
 int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint32_t min_height, int32_t flags,
                    void *color_transform, const mg_limits *limits, mg_bitmap *out, int32_t *raw_cmyk, mg_error *err);
 
-/// How many decodes so far on the calling thread used MG_JPEG_TWO_THREADS's second thread (the split met and was
-/// verified).
+/// mg_jpeg_decode for a file of `length` bytes open for reading at `fd`, read as the decoder goes (pread, 64 KiB at
+/// a time) instead of whole: a baseline file read at 1/8 never has more than a window per thread in memory. The same
+/// pixels and errors as mg_jpeg_decode on the file's bytes, and MG_ERR_IO when the file cannot be read. A progressive
+/// file read at 1/8 with MG_JPEG_FAST is read whole (its DC scans are copied out first).
+int mg_jpeg_decode_file(int fd, uint64_t length, uint32_t min_width, uint32_t min_height, int32_t flags,
+                        void *color_transform, const mg_limits *limits, mg_bitmap *out, int32_t *raw_cmyk,
+                        mg_error *err);
+
+/// How many decodes so far on the calling thread used MG_JPEG_TWO_THREADS's second thread (the split met, was
+/// verified, and the decode gave its pixels rather than handing the file to libjpeg).
 uint64_t mg_jpeg_eighth_split_count(void);
 
 /// Encodes RGBA (alpha ignored: flatten first) as a JPEG with quality 1...100.

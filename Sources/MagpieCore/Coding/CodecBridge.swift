@@ -22,11 +22,13 @@ enum CodecBridge {
             max_frames: UInt32(clamping: max(1, l.maxFrameCount)))
     }
 
-    /// Turns a failed C call's `mg_error` into the matching decoding reason.
-    static func decodingError(_ error: mg_error, format: ImageFormat) -> MagpieError {
+    /// Turns a failed C call's `mg_error` into the matching decoding reason; `path` names the file a decoder read
+    /// from, if it did.
+    static func decodingError(_ error: mg_error, format: ImageFormat, path: String? = nil) -> MagpieError {
         let message = message(of: error)
         let reason: MagpieError.DecodingFailureReason
         switch mg_status(UInt32(error.status)) {
+        case MG_ERR_IO: reason = .unreadableFile(path: path ?? "the input", message: message)
         case MG_ERR_TRUNCATED: reason = .truncatedData(format, message: message)
         case MG_ERR_TOO_LARGE: reason = .tooLarge(format, message: message)
         case MG_ERR_UNSUPPORTED: reason = .unsupportedFormat(format, detail: message)

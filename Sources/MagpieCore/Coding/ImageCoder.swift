@@ -27,6 +27,16 @@ public protocol ImageCoder: Sendable {
     /// - Returns: The decoded image, at least one frame.
     /// - Throws: ``MagpieError/decodingFailed(reason:)`` for data this coder cannot turn into an image.
     func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image
+    /// Decodes the image in `file`, as ``decode(_:options:)`` decodes its bytes; by default it reads the whole file
+    /// and calls that. A coder that can read as it decodes overrides it so a large file is never held whole.
+    ///
+    /// - Parameters:
+    ///   - file: An open file whose ``ImageFile/leadingBytes`` this coder accepted (``canDecode(_:)``).
+    ///   - options: As for ``decode(_:options:)``.
+    /// - Returns: The decoded image, the same as from the file's bytes.
+    /// - Throws: ``MagpieError/decodingFailed(reason:)``, with
+    ///   ``MagpieError/DecodingFailureReason/unreadableFile(path:message:)`` when the file cannot be read.
+    func decode(_ file: ImageFile, options: ImageDecodingOptions) throws -> Image
     /// Whether ``encode(_:options:)`` is implemented; false by default.
     var canEncode: Bool { get }
     /// Whether ``encode(_:options:)`` embeds ``Image/colorProfile`` in the file; false by default, and then the
@@ -46,6 +56,10 @@ public protocol ImageCoder: Sendable {
 extension ImageCoder {
     /// True when ``ImageFormat/init(sniffing:)`` recognises `data` as this coder's ``format``.
     public func canDecode(_ data: Data) -> Bool { ImageFormat(sniffing: data) == format }
+    /// Reads the whole file and decodes its bytes with ``decode(_:options:)``.
+    public func decode(_ file: ImageFile, options: ImageDecodingOptions) throws -> Image {
+        try decode(file.readAll(), options: options)
+    }
     /// False: coders that only decode need not implement encoding.
     public var canEncode: Bool { false }
     /// False: the registry hands such a coder sRGB pixels.

@@ -93,17 +93,46 @@ public final class ImageCoderRegistry: Sendable {
         guard !data.isEmpty else { throw MagpieError.decodingFailed(reason: .emptyData) }
         if let coder = allCoders.first(where: { $0.canDecode(data) }) {
             var image = try coder.decode(data, options: options)
-            // One place converts what a coder reports as stored. A coder may convert while decoding and then
-            // reports no profile: CMYK, which must be converted from its samples, and JPEG, whose rows are
-            // converted beside the decoding. In place: the decoder's pixels are referenced only here.
-            if options.colorSpace == .sRGB { ColorConverter.convertToSRGB(&image) }
+            Self.convert(&image, options)
             return image
         }
-        let format = ImageFormat(sniffing: data)
-        if format == .unknown {
-            throw MagpieError.decodingFailed(reason: .unknownFormat(leadingBytesOf: data))
+        throw Self.noCoder(for: data)
+    }
+
+    /// Decodes the image file at `path` with the first coder whose ``ImageCoder/canDecode(_:)`` accepts its leading
+    /// bytes. The JPEG coder reads the file as it decodes, so a large JPEG made into a thumbnail is never held whole
+    /// in memory; other coders read it whole first.
+    ///
+    /// - Parameters:
+    ///   - path: A regular file.
+    ///   - options: As for ``decode(_:options:)``.
+    /// - Returns: The same image as ``decode(_:options:)`` on the file's bytes.
+    /// - Throws: What ``decode(_:options:)`` throws, and
+    ///   ``MagpieError/DecodingFailureReason/unreadableFile(path:message:)`` when the file is missing, unreadable or
+    ///   not a regular file.
+    public func decode(contentsOfFile path: String, options: ImageDecodingOptions = .default) throws -> Image {
+        let file = try ImageFile(path: path)
+        guard !file.leadingBytes.isEmpty else { throw MagpieError.decodingFailed(reason: .emptyData) }
+        if let coder = allCoders.first(where: { $0.canDecode(file.leadingBytes) }) {
+            var image = try coder.decode(file, options: options)
+            Self.convert(&image, options)
+            return image
         }
-        throw MagpieError.decodingFailed(reason: .unsupportedFormat(format, detail: "no registered decoder"))
+        // A coder may need more than the leading bytes to recognise its format.
+        return try decode(file.readAll(), options: options)
+    }
+
+    /// One place converts what a coder reports as stored. A coder may convert while decoding and then reports no
+    /// profile: CMYK, which must be converted from its samples, and JPEG, whose rows are converted beside the
+    /// decoding. In place: the decoder's pixels are referenced only here.
+    private static func convert(_ image: inout Image, _ options: ImageDecodingOptions) {
+        if options.colorSpace == .sRGB { ColorConverter.convertToSRGB(&image) }
+    }
+
+    private static func noCoder(for data: Data) -> MagpieError {
+        let format = ImageFormat(sniffing: data)
+        if format == .unknown { return .decodingFailed(reason: .unknownFormat(leadingBytesOf: data)) }
+        return .decodingFailed(reason: .unsupportedFormat(format, detail: "no registered decoder"))
     }
 
     /// Encodes `image` as `format` with the first coder for that format whose ``ImageCoder/canEncode`` is true.

@@ -44,6 +44,71 @@ public struct JPEGCoder: ImageCoder {
     /// - Throws: ``MagpieError/decodingFailed(reason:)`` with `corruptData`, `truncatedData`, `tooLarge`
     ///   (checked against `options.limits` before allocating), `unsupportedFormat` (12-bit JPEG) or `outOfMemory`.
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
+        try decode(header: data, options: options) { request, limits, bitmap, rawCMYK, error in
+            CodecBridge.withBytes(of: data) {
+                mg_jpeg_decode(
+                    $0, $1, request.minWidth, request.minHeight, request.flags, request.transform, limits, bitmap,
+                    rawCMYK, error)
+            }
+        }
+    }
+
+    /// Decodes the JPEG in `file` while reading it (64 KiB at a time), not after reading it whole: a large baseline
+    /// file made into a thumbnail (decoded at 1/8) never has more than a window per thread of it in memory. The
+    /// pixels and errors are those of ``decode(_:options:)`` on the file's bytes.
+    ///
+    /// - Parameters:
+    ///   - file: An open JPEG file.
+    ///   - options: As for ``decode(_:options:)``.
+    /// - Returns: A still image whose format is ``ImageFormat/jpeg``.
+    /// - Throws: What ``decode(_:options:)`` throws, and
+    ///   ``MagpieError/DecodingFailureReason/unreadableFile(path:message:)`` when a read fails.
+    public func decode(_ file: ImageFile, options: ImageDecodingOptions) throws -> Image {
+        // A header that does not reach a scan is decoded from the whole file, for the same error as from bytes.
+        guard let header = try Self.header(of: file) else { return try decode(file.readAll(), options: options) }
+        return try decode(header: header, options: options, path: file.path) { request, limits, bitmap, rawCMYK, error in
+            // The descriptor is closed when `file` goes: it must outlive the C call.
+            withExtendedLifetime(file) {
+                mg_jpeg_decode_file(
+                    file.descriptor, UInt64(file.size), request.minWidth, request.minHeight, request.flags,
+                    request.transform, limits, bitmap, rawCMYK, error)
+            }
+        }
+    }
+
+    /// The file's header (every segment up to the first scan's), or nil when the file ends inside it or it is
+    /// malformed.
+    private static func header(of file: ImageFile) throws -> Data? {
+        var bytes = file.leadingBytes
+        while true {
+            switch JPEGSegments.headerExtent(of: bytes) {
+            case .complete(let count): return bytes.prefix(count)
+            case .malformed: return nil
+            case .needsBytes(let count):
+                guard count <= file.size, bytes.count < file.size else { return nil }
+                bytes = try file.read(offset: 0, count: min(file.size, max(count, bytes.count * 2)))
+            }
+        }
+    }
+
+    /// What one call of a C decode function is asked for, besides its input and the limits and results it is
+    /// given pointers to.
+    private struct DecodeRequest {
+        var minWidth: UInt32, minHeight: UInt32, flags: Int32
+        var transform: UnsafeMutableRawPointer?
+    }
+
+    /// A C decode call: the request, then the limits, the bitmap, the raw-CMYK flag and the error it fills.
+    private typealias DecodeCall = (
+        DecodeRequest, UnsafePointer<mg_limits>, UnsafeMutablePointer<mg_bitmap>, UnsafeMutablePointer<Int32>,
+        UnsafeMutablePointer<mg_error>
+    ) -> Int32
+
+    /// The decode around a C call (`run`, on the bytes or on a file): metadata, orientation and the DCT scale from
+    /// `header` (the file's bytes up to its first scan at least), colour, errors.
+    private func decode(
+        header data: Data, options: ImageDecodingOptions, path: String? = nil, run: DecodeCall
+    ) throws -> Image {
         let embedded = JPEGSegments.read(data)
         let orientation = options.appliesOrientation ? ImageOrientation(exifPayload: embedded.metadata.exif ?? Data()) : .up
         var minimum = PixelSize(width: 0, height: 0)
@@ -71,13 +136,11 @@ public struct JPEGCoder: ImageCoder {
         var convertedRows = false
         let status = ColorConverter.withDecodingTransform(for: convertsRows ? embedded.colorProfile : nil) { transform in
             convertedRows = transform != nil
-            return CodecBridge.withBytes(of: data) {
-                mg_jpeg_decode(
-                    $0, $1, UInt32(minimum.width), UInt32(minimum.height), flags, transform, &limits, &bitmap,
-                    &rawCMYK, &error)
-            }
+            let request = DecodeRequest(
+                minWidth: UInt32(minimum.width), minHeight: UInt32(minimum.height), flags: flags, transform: transform)
+            return run(request, &limits, &bitmap, &rawCMYK, &error)
         }
-        guard status == 0 else { throw CodecBridge.decodingError(error, format: .jpeg) }
+        guard status == 0 else { throw CodecBridge.decodingError(error, format: .jpeg, path: path) }
         var stored = CodecBridge.pixels(adopting: bitmap)
         var colorProfile = convertedRows ? nil : embedded.colorProfile
         if rawCMYK != 0, let cmykProfile {

@@ -52,6 +52,8 @@ public enum MagpieError: Error, Sendable, CustomStringConvertible {
         case tooLarge(ImageFormat, message: String)
         /// The pixels could not be allocated.
         case outOfMemory(ImageFormat, message: String)
+        /// The image file at `path` could not be opened or read (decoding from a file); `message` says why.
+        case unreadableFile(path: String, message: String)
     }
 
     /// Why encoding failed.
@@ -158,6 +160,7 @@ extension MagpieError.DecodingFailureReason: CustomStringConvertible {
         case .truncatedData(let format, let message): Self.phrase("truncated \(format) data", message)
         case .tooLarge(let format, let message): "\(format) image too large: \(message)"
         case .outOfMemory(let format, let message): "out of memory decoding \(format): \(message)"
+        case .unreadableFile(let path, let message): "cannot read \(path): \(message)"
         }
     }
 

@@ -68,6 +68,8 @@ struct ServerFailure: Error, Sendable, Equatable {
         case .unknownFormat, .unsupportedFormat: ServerFailure(status: 415, message: "unsupported source format")
         case .tooLarge(_, let message): ServerFailure(status: 422, message: "source too large: \(message)")
         case .emptyData, .corruptData, .truncatedData, .outOfMemory: ServerFailure(status: 422, message: "source cannot be decoded")
+        // The server decodes bytes it holds, never a file by path; a file it cannot read is its own fault.
+        case .unreadableFile: ServerFailure(status: 500, message: "source cannot be read")
         }
     }
 

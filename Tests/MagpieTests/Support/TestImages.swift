@@ -19,6 +19,25 @@ enum TestImages {
         return try PixelBuffer(width: width, height: height, rgba: bytes)
     }
 
+    /// A photo-like baseline JPEG: a gradient under deterministic noise, so its scan is large enough (about 1 MB) for
+    /// the second thread to start.
+    static func noisyPhotoJPEG(width: Int = 2048, height: Int = 1536, quality: Int = 90) throws -> Data {
+        var bytes = [UInt8](repeating: 255, count: width * height * 4)
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for y in 0..<height {
+            for x in 0..<width {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                let noise = Int(state >> 58) - 32
+                let i = (y * width + x) * 4
+                bytes[i] = UInt8(clamping: x * 255 / width + noise)
+                bytes[i + 1] = UInt8(clamping: y * 255 / height - noise)
+                bytes[i + 2] = UInt8(clamping: (x ^ y) & 255 + noise / 2)
+            }
+        }
+        return try JPEGCoder().encode(Image(pixels: PixelBuffer(width: width, height: height, rgba: bytes)),
+                                      options: .init(quality: quality))
+    }
+
     /// Mean absolute difference per channel between two equally sized buffers.
     static func meanError(_ a: PixelBuffer, _ b: PixelBuffer) -> Double {
         let x = a.rgbaBytes, y = b.rgbaBytes

@@ -51,6 +51,39 @@ enum JPEGSegments {
             colorProfile: icc.map { ColorProfile(iccData: $0) }, metadata: ImageMetadata(exif: exif, xmp: xmp))
     }
 
+    /// How far a JPEG's header goes: every segment up to and including the first scan's (SOS) header.
+    enum HeaderExtent: Equatable {
+        /// The header is the first `count` bytes.
+        case complete(count: Int)
+        /// The data ends inside the header; the walk needs at least `count` bytes to go on.
+        case needsBytes(count: Int)
+        /// Not a JPEG header that reaches a scan (no SOI, a byte where a marker should be, EOI first).
+        case malformed
+    }
+
+    /// Where the header of `data` (the start of a JPEG file) ends.
+    static func headerExtent(of data: Data) -> HeaderExtent {
+        data.withUnsafeBytes { raw in
+            let b = raw.bindMemory(to: UInt8.self)
+            guard b.count >= 2 else { return .needsBytes(count: 2) }
+            guard b[0] == 0xFF, b[1] == 0xD8 else { return .malformed }
+            var i = 2
+            while true {
+                guard i + 4 <= b.count else { return .needsBytes(count: i + 4) }
+                guard b[i] == 0xFF else { return .malformed }
+                let marker = b[i + 1]
+                if marker == 0xFF { i += 1; continue }  // fill byte
+                if marker == 0xD8 || (0xD0...0xD7).contains(marker) || marker == 0x01 { i += 2; continue }
+                if marker == 0xD9 { return .malformed }
+                let length = Int(b[i + 2]) << 8 | Int(b[i + 3])
+                guard length >= 2 else { return .malformed }
+                let end = i + 2 + length
+                if marker == 0xDA { return end <= b.count ? .complete(count: end) : .needsBytes(count: end) }
+                i = end
+            }
+        }
+    }
+
     /// `jpeg` with APP2 ICC segments, and APP1 EXIF and XMP segments, inserted after SOI and any APP0 (JFIF).
     /// A payload too large for APP1 (64 KB) is left out rather than written broken.
     static func inserting(icc: Data?, exif: Data?, xmp: Data?, into jpeg: Data) -> Data {
