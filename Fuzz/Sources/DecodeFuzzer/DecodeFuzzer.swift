@@ -39,6 +39,7 @@ public func fuzzDecode(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     } catch {
         fatalError("untyped error \(error)")
     }
+    if ImageFormat(sniffing: data) == .jpeg { checkFileDecode(data) }
     for options in [fuzzOptions, thumbnailOptions, firstFrameOptions] {
         do {
             let image = try ImageCoderRegistry.shared.decode(data, options: options)
@@ -56,6 +57,34 @@ public func fuzzDecode(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         }
     }
     return 0
+}
+
+/// Where a JPEG input is written to be decoded from a file (one per fuzzing process).
+let inputFile = FileManager.default.temporaryDirectory.appendingPathComponent("magpie-fuzz-\(getpid()).jpg")
+
+/// A JPEG is also decoded from a file, which the JPEG coder reads as it decodes (a pread source, a window per
+/// thread at 1/8) instead of whole: at full size and as a thumbnail, it must give what the bytes give, the same
+/// pixels or the same error.
+func checkFileDecode(_ data: Data) {
+    do {
+        try data.write(to: inputFile)
+    } catch {
+        fatalError("cannot write \(inputFile.path): \(error)")
+    }
+    defer { try? FileManager.default.removeItem(at: inputFile) }
+    for options in [fuzzOptions, thumbnailOptions] {
+        let fromBytes = Result { try ImageCoderRegistry.shared.decode(data, options: options) }
+        let fromFile = Result { try ImageCoderRegistry.shared.decode(contentsOfFile: inputFile.path, options: options) }
+        switch (fromBytes, fromFile) {
+        case (.success(let expected), .success(let image)):
+            precondition(image.pixels.rgbaBytes == expected.pixels.rgbaBytes, "a file decoded to other pixels")
+            precondition(image.colorProfile == expected.colorProfile && image.metadata == expected.metadata)
+        case (.failure(let expected as MagpieError), .failure(let error as MagpieError)):
+            precondition(error.decodingReason == expected.decodingReason, "a file failed with \(error), bytes with \(expected)")
+        default:
+            fatalError("bytes: \(fromBytes), file: \(fromFile)")
+        }
+    }
 }
 
 /// SwiftPM links the executable with `--defsym main=DecodeFuzzer_main`.
