@@ -86,7 +86,9 @@ static int open_decoder(const uint8_t *data, size_t length, const mg_limits *lim
     if (!decoder) return mg_fail(err, MG_ERR_NO_MEMORY, "could not create the AVIF decoder");
     // Files without `pixi` and similar harmless omissions decode, as in other decoders.
     decoder->strictFlags = AVIF_STRICT_DISABLED;
-    decoder->maxThreads = 1;
+    // Two threads, as HEIF and JPEG XL decode on two: dav1d filters rows on the second while the first decodes (a
+    // 13 MP photo in 36 ms instead of 51; its buffers add about 20 MiB at that size).
+    decoder->maxThreads = 2;
     // libavif refuses an `ispe` or grid above its limit while parsing, before any AV1 decoding.
     if (limits && limits->max_pixels && limits->max_pixels < AVIF_DEFAULT_IMAGE_SIZE_LIMIT)
         decoder->imageSizeLimit = (uint32_t)limits->max_pixels;
