@@ -14,8 +14,9 @@ public protocol ImageCoder: Sendable {
     var format: ImageFormat { get }
     /// Whether this coder can decode `data`; by default, whether the sniffed format is ``format``.
     ///
-    /// Called for every decode, so it should only look at the leading bytes.
-    /// - Parameter data: The complete encoded image.
+    /// Called for every decode, so it should only look at the leading bytes; for a file
+    /// (``ImageCoderRegistry/decode(contentsOfFile:options:)``) it gets the first 64 KiB only.
+    /// - Parameter data: The complete encoded image, or the start of a file.
     /// - Returns: True when ``decode(_:options:)`` should be given `data`.
     func canDecode(_ data: Data) -> Bool
     /// Decodes `data` into an image, honouring `options` (limits, target size, frames).

@@ -118,8 +118,9 @@ public final class ImageCoderRegistry: Sendable {
             Self.convert(&image, options)
             return image
         }
-        // A coder may need more than the leading bytes to recognise its format.
-        return try decode(file.readAll(), options: options)
+        // Coders recognise their format from the leading bytes (sniffing reads at most 1024, or 1024 inflated from a
+        // gzip start), so a file that no coder takes is not read on: it may be anything, of any size.
+        throw Self.noCoder(for: file.leadingBytes)
     }
 
     /// One place converts what a coder reports as stored. A coder may convert while decoding and then reports no
