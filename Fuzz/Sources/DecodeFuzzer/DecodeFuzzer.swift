@@ -64,7 +64,7 @@ let inputFile = FileManager.default.temporaryDirectory.appendingPathComponent("m
 
 /// A JPEG is also decoded from a file, which the JPEG coder reads as it decodes (a pread source, a window per
 /// thread at 1/8) instead of whole: at full size and as a thumbnail, it must give what the bytes give, the same
-/// pixels or the same error.
+/// pixels and metadata or the same kind of error.
 func checkFileDecode(_ data: Data) {
     do {
         try data.write(to: inputFile)
@@ -80,10 +80,27 @@ func checkFileDecode(_ data: Data) {
             precondition(image.pixels.rgbaBytes == expected.pixels.rgbaBytes, "a file decoded to other pixels")
             precondition(image.colorProfile == expected.colorProfile && image.metadata == expected.metadata)
         case (.failure(let expected as MagpieError), .failure(let error as MagpieError)):
-            precondition(error.decodingReason == expected.decodingReason, "a file failed with \(error), bytes with \(expected)")
+            // libjpeg words a damaged scan's first warning by which of its two Huffman decoders met it (one needs
+            // more of the input buffer ahead): the kind of error must agree, not its message.
+            precondition(kind(error) == kind(expected), "a file failed with \(error), bytes with \(expected)")
         default:
             fatalError("bytes: \(fromBytes), file: \(fromFile)")
         }
+    }
+}
+
+/// A decoding error's case without its format and message.
+func kind(_ error: MagpieError) -> String {
+    guard let reason = error.decodingReason else { return "not a decoding error: \(error)" }
+    return switch reason {
+    case .emptyData: "empty"
+    case .unknownFormat: "unknown format"
+    case .unsupportedFormat: "unsupported"
+    case .corruptData: "corrupt"
+    case .truncatedData: "truncated"
+    case .tooLarge: "too large"
+    case .outOfMemory: "out of memory"
+    case .unreadableFile: "unreadable"
     }
 }
 

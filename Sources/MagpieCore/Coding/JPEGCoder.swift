@@ -55,7 +55,8 @@ public struct JPEGCoder: ImageCoder {
 
     /// Decodes the JPEG in `file` while reading it (64 KiB at a time), not after reading it whole: a large baseline
     /// file made into a thumbnail (decoded at 1/8) never has more than a window per thread of it in memory. The
-    /// pixels and errors are those of ``decode(_:options:)`` on the file's bytes.
+    /// pixels and metadata are those of ``decode(_:options:)`` on the file's bytes, and so is the kind of error for
+    /// damaged data (libjpeg's message may differ).
     ///
     /// - Parameters:
     ///   - file: An open JPEG file.

@@ -5,8 +5,10 @@ import Testing
 @testable import MagpieCore
 
 /// Decoding from a file by path (`ImageCoderRegistry.decode(contentsOfFile:)`, `ImageFile`): the JPEG coder reads
-/// the file as it decodes, in 64 KiB windows, and must give exactly what decoding the file's bytes gives — pixels,
-/// metadata and errors — on libjpeg's path and on the 1/8 decoder's one and two threads.
+/// the file as it decodes, in 64 KiB windows, and must give what decoding the file's bytes gives — the same pixels and
+/// metadata, or the same kind of error — on libjpeg's path and on the 1/8 decoder's one and two threads. (libjpeg
+/// decodes a scan with one of two Huffman decoders depending on how much of its input buffer is left; for damaged
+/// data they may warn of different faults first, so messages are not compared.)
 struct ImageFileTests {
     enum Path: CaseIterable, Sendable {
         case libjpeg, oneThread, twoThreads
@@ -119,7 +121,7 @@ struct ImageFileTests {
         }
     }
 
-    /// Flipped bits either still decode (to exactly what the bytes decode to) or fail with the same error.
+    /// Flipped bits either still decode (to exactly what the bytes decode to) or fail with the same kind of error.
     @Test func aDamagedFileGivesWhatItsBytesGive() throws {
         let folder = try Folder()
         let data = try TestImages.noisyPhotoJPEG(width: 1024, height: 768)
@@ -194,7 +196,9 @@ struct ImageFileTests {
                 #expect(image.colorProfile == expected.colorProfile)
                 #expect(image.metadata == expected.metadata)
             case (.failure(let expected), .failure(let error)):
-                #expect((error as? MagpieError)?.decodingReason == (expected as? MagpieError)?.decodingReason)
+                // The same kind of error; libjpeg may word a damaged scan's first warning differently.
+                let kind = (error as? MagpieError)?.decodingReason?.kind
+                #expect(kind != nil && kind == (expected as? MagpieError)?.decodingReason?.kind, "\(error) / \(expected)")
             default:
                 Issue.record("bytes: \(fromBytes), file: \(fromFile)")
             }

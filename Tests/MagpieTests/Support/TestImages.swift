@@ -65,4 +65,19 @@ extension MagpieError.DecodingFailureReason {
     var isCorrupt: Bool { if case .corruptData = self { true } else { false } }
     var isTooLarge: Bool { if case .tooLarge = self { true } else { false } }
     var isUnsupported: Bool { if case .unsupportedFormat = self { true } else { false } }
+
+    /// The case without its format and message: what two decodes of the same damaged data agree on when the codec
+    /// words its first warning differently (libjpeg's Huffman decoder takes another path near a buffer's end).
+    var kind: String {
+        switch self {
+        case .emptyData: "empty"
+        case .unknownFormat: "unknown format"
+        case .unsupportedFormat: "unsupported"
+        case .corruptData: "corrupt"
+        case .truncatedData: "truncated"
+        case .tooLarge: "too large"
+        case .outOfMemory: "out of memory"
+        case .unreadableFile: "unreadable"
+        }
+    }
 }
