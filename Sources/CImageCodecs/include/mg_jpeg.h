@@ -39,9 +39,11 @@ int mg_jpeg_decode(const uint8_t *data, size_t length, uint32_t min_width, uint3
 
 /// mg_jpeg_decode for a file of `length` bytes open for reading at `fd`, read as the decoder goes (pread, 64 KiB at
 /// a time) instead of whole: a baseline file read at 1/8 never has more than a window per thread in memory. The same
-/// pixels as mg_jpeg_decode on the file's bytes, and the same status when the data is damaged (libjpeg's message may
-/// differ: its Huffman decoder takes a slower path near the end of its buffer, which may meet a fault in another
-/// order); MG_ERR_IO when the file cannot be read. A progressive
+/// pixels as mg_jpeg_decode on the file's bytes, or the same status, with one exception for damaged data:
+/// libjpeg-turbo's fast Huffman decoder, which runs while a whole MCU's worth of input is buffered (always, for bytes
+/// in memory), turns a code no table has into zero silently, and its slow one, near the end of a buffer, reports it;
+/// so a file may fail with MG_ERR_CORRUPT ("bad Huffman code") where its bytes decode, as djpeg fails on it.
+/// MG_ERR_IO when the file cannot be read. A progressive
 /// file read at 1/8 with MG_JPEG_FAST is read whole (its DC scans are copied out first).
 int mg_jpeg_decode_file(int fd, uint64_t length, uint32_t min_width, uint32_t min_height, int32_t flags,
                         void *color_transform, const mg_limits *limits, mg_bitmap *out, int32_t *raw_cmyk,

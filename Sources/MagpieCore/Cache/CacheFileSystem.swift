@@ -123,28 +123,35 @@ package enum CacheFileSystem {
         guard fstat(fd, &info) == 0 else {
             throw MagpieError.cacheFailed(reason: .cannotRead(path: path, message: errorText(errno)))
         }
-        // Not `Data(count:)`: zeroing the buffer before reading over it was 5 % of a disk read (perf).
-        let size = Int(info.st_size)
-        guard let buffer = malloc(max(size, 1)) else {
-            throw MagpieError.cacheFailed(reason: .cannotRead(path: path, message: errorText(ENOMEM)))
+        switch read(fd, offset: 0, count: Int(info.st_size)) {
+        case .success(let data): return data
+        case .failure(let error): throw MagpieError.cacheFailed(reason: .cannotRead(path: path, message: error.text))
         }
-        var offset = 0
-        while offset < size {
-            let got = Glibc.read(fd, buffer + offset, size - offset)
+    }
+
+    /// Up to `count` bytes of `fd` from `offset` (fewer only where the file ends), read with pread (no file position
+    /// moves, so threads may share `fd`), or the `errno` of the failed read.
+    static func read(_ fd: Int32, offset: Int, count: Int) -> Result<Data, FileError> {
+        guard count > 0 else { return .success(Data()) }
+        // Not `Data(count:)`: zeroing the buffer before reading over it was 5 % of a disk read (perf).
+        guard let buffer = malloc(count) else { return .failure(FileError(code: ENOMEM)) }
+        var done = 0
+        while done < count {
+            let got = pread(fd, buffer + done, count - done, off_t(offset + done))
             if got < 0 {
                 let code = errno
                 if code == EINTR { continue }
                 free(buffer)
-                throw MagpieError.cacheFailed(reason: .cannotRead(path: path, message: errorText(code)))
+                return .failure(FileError(code: code))
             }
             if got == 0 { break }
-            offset += got
+            done += got
         }
-        guard offset > 0 else {
+        guard done > 0 else {
             free(buffer)
-            return Data()
+            return .success(Data())
         }
-        return Data(bytesNoCopy: buffer, count: offset, deallocator: .free)
+        return .success(Data(bytesNoCopy: buffer, count: done, deallocator: .free))
     }
 
     /// Atomically replaces `destination` with `source`.

@@ -93,25 +93,7 @@ public final class ImageFile: Sendable {
     }
 
     private static func read(_ fd: Int32, path: String, offset: Int, count: Int) throws -> Data {
-        guard count > 0 else { return Data() }
-        guard let buffer = malloc(count) else { throw failure(path, CacheFileSystem.errorText(ENOMEM)) }
-        var done = 0
-        while done < count {
-            let got = pread(fd, buffer + done, count - done, off_t(offset + done))
-            if got < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                free(buffer)
-                throw failure(path, CacheFileSystem.errorText(code))
-            }
-            if got == 0 { break }
-            done += got
-        }
-        guard done > 0 else {
-            free(buffer)
-            return Data()
-        }
-        return Data(bytesNoCopy: buffer, count: done, deallocator: .free)
+        try CacheFileSystem.read(fd, offset: offset, count: count).mapError { failure(path, $0.text) }.get()
     }
 
     private static func failure(_ path: String, _ message: String) -> MagpieError {

@@ -55,8 +55,9 @@ public struct JPEGCoder: ImageCoder {
 
     /// Decodes the JPEG in `file` while reading it (64 KiB at a time), not after reading it whole: a large baseline
     /// file made into a thumbnail (decoded at 1/8) never has more than a window per thread of it in memory. The
-    /// pixels and metadata are those of ``decode(_:options:)`` on the file's bytes, and so is the kind of error for
-    /// damaged data (libjpeg's message may differ).
+    /// pixels and metadata are those of ``decode(_:options:)`` on the file's bytes, and so is the kind of error, except
+    /// that damaged entropy data may fail here as `corruptData` ("bad Huffman code") where the bytes decode to garbage:
+    /// libjpeg-turbo checks codes only on its slower path, which it takes near the end of its input buffer.
     ///
     /// - Parameters:
     ///   - file: An open JPEG file.

@@ -7,37 +7,10 @@ import Testing
 /// The 1/8-scale baseline decoder (jpeg_eighth.c) against libjpeg's own decode of the same file: the pixels must be
 /// the same bytes, on one thread and on two, and damaged files must fail as they did before it existed.
 struct JPEGEighthScaleTests {
-    private enum Path: CaseIterable {
-        case libjpeg, oneThread, twoThreads
-
-        var flags: Int32 {
-            switch self {
-            case .libjpeg: Int32(MG_JPEG_FAST | MG_JPEG_LIBJPEG_ONLY)
-            case .oneThread: Int32(MG_JPEG_FAST)
-            case .twoThreads: Int32(MG_JPEG_FAST | MG_JPEG_TWO_THREADS)
-            }
-        }
-    }
-
-    private struct Outcome: Equatable {
-        var status: Int32
-        var width = 0, height = 0
-        var sha256 = ""
-    }
+    private typealias Path = JPEGDecodePath
 
     /// Decodes at the 1/8 DCT scale (a 1×1 minimum picks it) through one path.
-    private func decode(_ data: Data, _ path: Path) -> Outcome {
-        var bitmap = mg_bitmap()
-        var error = mg_error()
-        var limits = CodecBridge.limits(.default)
-        var raw: Int32 = 0
-        let status = CodecBridge.withBytes(of: data) {
-            mg_jpeg_decode($0, $1, 1, 1, path.flags, nil, &limits, &bitmap, &raw, &error)
-        }
-        guard status == 0 else { return Outcome(status: status) }
-        let pixels = CodecBridge.pixels(adopting: bitmap)
-        return Outcome(status: 0, width: pixels.width, height: pixels.height, sha256: PixelDigest.sha256(pixels))
-    }
+    private func decode(_ data: Data, _ path: Path) -> Path.Outcome { path.decode(data) }
 
     private func noisyPhoto(width: Int = 2048, height: Int = 1536) throws -> Data {
         try TestImages.noisyPhotoJPEG(width: width, height: height)
