@@ -66,7 +66,9 @@ public struct JPEGCoder: ImageCoder {
     /// - Throws: What ``decode(_:options:)`` throws, and
     ///   ``MagpieError/DecodingFailureReason/unreadableFile(path:message:)`` when a read fails.
     public func decode(_ file: ImageFile, options: ImageDecodingOptions) throws -> Image {
-        // A header that does not reach a scan is decoded from the whole file, for the same error as from bytes.
+        // A file that is all in its leading bytes is decoded from them (as bytes, with nothing more to read); a header
+        // that does not reach a scan from the whole file, for the same error as from bytes.
+        if file.leadingBytes.count == file.size { return try decode(file.leadingBytes, options: options) }
         guard let header = try Self.header(of: file) else { return try decode(file.readAll(), options: options) }
         return try decode(header: header, options: options, path: file.path) { request, limits, bitmap, rawCMYK, error in
             // The descriptor is closed when `file` goes: it must outlive the C call.
