@@ -355,8 +355,10 @@ restart:
         if (fast && num == 1 && cinfo.progressive_mode && !dc_stream) {
             size_t dc_length = 0;
             int truncated = 0;
-            // A file is read whole for this: the copy is made from all of it.
+            // A file is read whole for this: the copy is made from all of it (as much as there is: a file cut since
+            // its size was taken is a truncated image, as from bytes).
             uint8_t *whole = NULL;
+            size_t whole_length = (size_t)input->length;
             if (!input->data && input->length <= SIZE_MAX) {
                 whole = malloc(input->length ? (size_t)input->length : 1);
                 if (!whole) {
@@ -365,15 +367,17 @@ restart:
                     return mg_fail(err, MG_ERR_NO_MEMORY, "cannot allocate %llu bytes for the file",
                                    (unsigned long long)input->length);
                 }
-                if (mg_input_read(input, 0, whole, (size_t)input->length) != (ptrdiff_t)input->length) {
+                ptrdiff_t got = mg_input_read(input, 0, whole, (size_t)input->length);
+                if (got < 0) {
                     jpeg_destroy_decompress(&cinfo);
                     free(whole);
                     free(file);
                     return mg_fail(err, MG_ERR_IO, "cannot read the file");
                 }
+                whole_length = (size_t)got;
             }
             uint8_t *dc = input->data || whole
-                ? dc_only_stream(whole ? whole : input->data, (size_t)input->length, &dc_length, &truncated)
+                ? dc_only_stream(whole ? whole : input->data, whole_length, &dc_length, &truncated)
                 : NULL;
             free(whole);
             if (truncated) {

@@ -113,10 +113,14 @@ struct ImageFileTests {
 
     /// The file's size is taken when it is opened; a file cut after that ends early, which is a truncated image, not
     /// pixels made of whatever a failed read left.
-    @Test(arguments: [UInt32(1), 0])
-    func aFileCutAfterItWasOpenedIsTruncated(_ minimum: UInt32) throws {
+    @Test(arguments: [UInt32(1), 0], [false, true])
+    func aFileCutAfterItWasOpenedIsTruncated(_ minimum: UInt32, progressive: Bool) throws {
         let folder = try Folder()
-        let path = try folder.write(TestImages.noisyPhotoJPEG())
+        let data = progressive
+            ? try JPEGCoder().encode(Image(pixels: TestImages.gradient(width: 1024, height: 768)),
+                                     options: .init(quality: 90, progressive: true))
+            : try TestImages.noisyPhotoJPEG()
+        let path = try folder.write(data)
         let file = try ImageFile(path: path)
         #expect(truncate(path, off_t(file.size / 2)) == 0)
         #expect(decode(file, .twoThreads, minimum: minimum).status == Int32(MG_ERR_TRUNCATED.rawValue))
