@@ -98,14 +98,7 @@ struct ImageFileTests {
     @Test func aDamagedFileGivesWhatItsBytesGiveOrIsCorrupt() throws {
         let folder = try Folder()
         let data = try TestImages.noisyPhotoJPEG(width: 1024, height: 768)
-        var state: UInt64 = 7
-        for _ in 0..<20 {
-            var damaged = data
-            for _ in 0..<3 {
-                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-                let at = 700 + Int(state >> 33) % (data.count - 702)
-                damaged[at] ^= UInt8(1 << Int(state >> 61))
-            }
+        for damaged in TestImages.bitFlipped(data, count: 20, seed: 7) {
             let fromFile = try decodeFile(damaged, in: folder, .twoThreads), fromBytes = decode(damaged, .twoThreads)
             #expect(fromFile == fromBytes || fromFile.status == Int32(MG_ERR_CORRUPT.rawValue))
         }

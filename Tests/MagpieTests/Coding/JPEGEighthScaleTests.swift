@@ -64,14 +64,7 @@ struct JPEGEighthScaleTests {
     /// Flipped bits either still decode (to exactly what libjpeg makes of them) or fail with libjpeg's error.
     @Test func damagedDataGivesLibjpegsResultWhateverItIs() throws {
         let data = try noisyPhoto(width: 1024, height: 768)
-        var state: UInt64 = 42
-        for _ in 0..<40 {
-            var damaged = data
-            for _ in 0..<3 {
-                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-                let at = 700 + Int(state >> 33) % (data.count - 702)
-                damaged[at] ^= UInt8(1 << Int(state >> 61))
-            }
+        for damaged in TestImages.bitFlipped(data, count: 40, seed: 42) {
             let reference = decode(damaged, .libjpeg)
             #expect(decode(damaged, .oneThread) == reference)
             #expect(decode(damaged, .twoThreads) == reference)

@@ -38,6 +38,21 @@ enum TestImages {
                                       options: .init(quality: quality))
     }
 
+    /// `count` copies of `data`, each with three bits flipped at pseudo-random places past its first 700 bytes (the
+    /// header), the same copies for the same `seed`.
+    static func bitFlipped(_ data: Data, count: Int, seed: UInt64) -> [Data] {
+        var state = seed
+        return (0..<count).map { _ in
+            var damaged = data
+            for _ in 0..<3 {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                let at = 700 + Int(state >> 33) % (data.count - 702)
+                damaged[at] ^= UInt8(1 << Int(state >> 61))
+            }
+            return damaged
+        }
+    }
+
     /// Mean absolute difference per channel between two equally sized buffers.
     static func meanError(_ a: PixelBuffer, _ b: PixelBuffer) -> Double {
         let x = a.rgbaBytes, y = b.rgbaBytes
