@@ -14,16 +14,8 @@ enum JPEGSegments {
         var iccCounts: Set<Int> = []
         data.withUnsafeBytes { raw in
             let b = raw.bindMemory(to: UInt8.self)
-            var i = 2
-            while i + 4 <= b.count {
-                guard b[i] == 0xFF else { return }
-                let marker = b[i + 1]
-                if marker == 0xFF { i += 1; continue }  // fill byte
-                if marker == 0xD8 || (0xD0...0xD7).contains(marker) || marker == 0x01 { i += 2; continue }
-                if marker == 0xDA || marker == 0xD9 { return }  // image data starts
-                let length = Int(b[i + 2]) << 8 | Int(b[i + 3])
-                guard length >= 2, i + 2 + length <= b.count else { return }
-                let payload = UnsafeBufferPointer(rebasing: b[(i + 4)..<(i + 2 + length)])
+            _ = walk(b) { marker, range in
+                let payload = UnsafeBufferPointer(rebasing: b[range])
                 if marker == 0xE1 {
                     if exif == nil, payload.starts(with: EmbeddedMetadata.exifPrefix) {
                         exif = Data(payload.dropFirst(6))
@@ -35,7 +27,6 @@ enum JPEGSegments {
                     iccCounts.insert(Int(payload[13]))
                     if iccParts[sequence] == nil { iccParts[sequence] = Data(payload.dropFirst(14)) }
                 }
-                i += 2 + length
             }
         }
         var icc: Data?
@@ -67,20 +58,28 @@ enum JPEGSegments {
             let b = raw.bindMemory(to: UInt8.self)
             guard b.count >= 2 else { return .needsBytes(count: 2) }
             guard b[0] == 0xFF, b[1] == 0xD8 else { return .malformed }
-            var i = 2
-            while true {
-                guard i + 4 <= b.count else { return .needsBytes(count: i + 4) }
-                guard b[i] == 0xFF else { return .malformed }
-                let marker = b[i + 1]
-                if marker == 0xFF { i += 1; continue }  // fill byte
-                if marker == 0xD8 || (0xD0...0xD7).contains(marker) || marker == 0x01 { i += 2; continue }
-                if marker == 0xD9 { return .malformed }
-                let length = Int(b[i + 2]) << 8 | Int(b[i + 3])
-                guard length >= 2 else { return .malformed }
-                let end = i + 2 + length
-                if marker == 0xDA { return end <= b.count ? .complete(count: end) : .needsBytes(count: end) }
-                i = end
-            }
+            return walk(b) { _, _ in }
+        }
+    }
+
+    /// Walks the segments after SOI up to the first scan's header, giving `visit` each segment's marker and the range
+    /// of its payload in `b`; returns where the walk ended (a segment cut short ends it as `needsBytes`).
+    private static func walk(_ b: UnsafeBufferPointer<UInt8>, _ visit: (UInt8, Range<Int>) -> Void) -> HeaderExtent {
+        var i = 2
+        while true {
+            guard i + 4 <= b.count else { return .needsBytes(count: i + 4) }
+            guard b[i] == 0xFF else { return .malformed }
+            let marker = b[i + 1]
+            if marker == 0xFF { i += 1; continue }  // fill byte
+            if marker == 0xD8 || (0xD0...0xD7).contains(marker) || marker == 0x01 { i += 2; continue }
+            if marker == 0xD9 { return .malformed }  // EOI before any scan
+            let length = Int(b[i + 2]) << 8 | Int(b[i + 3])
+            guard length >= 2 else { return .malformed }
+            let end = i + 2 + length
+            guard end <= b.count else { return .needsBytes(count: end) }
+            if marker == 0xDA { return .complete(count: end) }  // image data starts
+            visit(marker, (i + 4)..<end)
+            i = end
         }
     }
 
