@@ -63,16 +63,11 @@ struct HTTPTransfer: Sendable {
         while true {
             // Every hop (the first, each redirect, whatever the redirect handler chose) is checked before it is sent;
             // the lease holds its pinned client until the hop's body is read.
-            let lease = try await networkGuard?.lease(for: current.url)
-            defer { networkGuard?.release(lease) }
+            let route = try await networkGuard?.route(for: current.url)
             onSend(current)
             let sent = ContinuousClock.now
-            let response: HTTPClientResponse
-            do {
-                response = try await (lease?.client ?? client).execute(makeClientRequest(current, resumingFrom: resume), deadline: deadline)
-            } catch {
-                throw TransportError.map(error, url: current.url, timeout: timeout)
-            }
+            let (response, lease) = try await send(current, route: route, resumingFrom: resume, deadline: deadline)
+            defer { networkGuard?.release(lease) }
             metrics.timeToFirstByte = ContinuousClock.now - sent
             let info = HTTPResponseInfo(
                 url: current.url, statusCode: Int(response.status.code),
@@ -290,6 +285,39 @@ struct HTTPTransfer: Sendable {
 
     private func sentHeaders(_ request: ImageRequest) -> [HTTPHeaderField] {
         Self.sentHeaders(request, userAgent: configuration.userAgent)
+    }
+
+    /// Sends `request` and returns the response head with the pinned client holding its connection (nil when the hop
+    /// has no route: no policy, or an IP literal).
+    ///
+    /// A route's addresses are tried in order while connecting fails (refused, unreachable, not made within the
+    /// connect timeout), as AsyncHTTPClient tries a name's addresses when it resolves the name itself: a host whose
+    /// first address is down is still reached. Only connecting is retried: nothing was sent then, so the origin sees
+    /// the request once.
+    private func send(
+        _ request: ImageRequest, route: NetworkGuard.Route?, resumingFrom resume: (spool: BodySpool, resumable: BodySpool.Resumable)?,
+        deadline: NIODeadline
+    ) async throws -> (HTTPClientResponse, PinnedClientPool.Lease?) {
+        guard let route, let networkGuard else {
+            do {
+                return (try await client.execute(makeClientRequest(request, resumingFrom: resume), deadline: deadline), nil)
+            } catch {
+                throw TransportError.map(error, url: request.url, timeout: timeout)
+            }
+        }
+        var next = 0
+        while true {
+            let lease = try networkGuard.lease(route, address: route.addresses[next])
+            do {
+                return (try await lease.client.execute(makeClientRequest(request, resumingFrom: resume), deadline: deadline), lease)
+            } catch {
+                networkGuard.release(lease)
+                next += 1
+                guard next < route.addresses.count, TransportError.isConnectFailure(error), !Task.isCancelled,
+                    NIODeadline.now() < deadline
+                else { throw TransportError.map(error, url: request.url, timeout: timeout) }
+            }
+        }
     }
 
     private func makeClientRequest(

@@ -59,6 +59,10 @@ public final class ImageDownloader: Sendable {
             NetworkGuard(policy: policy) { host, address in
                 var pinned = Self.clientConfiguration(configuration)
                 pinned.dnsOverride = [host: address]
+                // A pinned client has one address: left to itself, AsyncHTTPClient would retry a refused connection to it
+                // until the connect timeout, while the transfer moves on to the host's next checked address at once
+                // (`HTTPTransfer.send`). A failed download is still retried by the downloader's retry strategy.
+                pinned.connectionPool.retryConnectionEstablishment = false
                 return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: pinned)
             }
         }

@@ -10,8 +10,9 @@ import Foundation
 /// Every hop (the request and each redirect) is checked before it is sent: its URL must be `http`/`https` and start
 /// with one of ``allowedSourcePrefixes`` (when there are any); its host is resolved (IP literals are taken as they
 /// are) and internal addresses (loopback, private, link-local, CGNAT, multicast, unspecified, broadcast, reserved; see
-/// ``IPAddress/Classification``) are dropped unless inside ``allowedNetworks``. The connection then goes to the first
-/// address left, the one checked, never to a second DNS answer. A refused hop fails with
+/// ``IPAddress/Classification``) are dropped unless inside ``allowedNetworks``. The connection then goes to the
+/// addresses left, the ones checked, never to a second DNS answer: the first, and the next one while connecting fails
+/// (refused, unreachable, timed out). A refused hop fails with
 /// ``MagpieError/RequestFailureReason/networkAccessRefused(_:reason:)``, whose reason names addresses: log it, do not
 /// send it to the client.
 public struct NetworkAccessPolicy: Sendable {

@@ -8,8 +8,15 @@ import AsyncHTTPClient
 import Synchronization
 
 /// Applies a downloader's ``NetworkAccessPolicy`` to each hop: checks the URL, resolves the host, keeps the allowed
-/// addresses, and hands out a client pinned to the first of them.
+/// addresses, and hands out clients pinned to them, one address at a time.
 final class NetworkGuard: Sendable {
+    /// Where a hop to a host name may connect: the host as AsyncHTTPClient connects to it, and every address the
+    /// resolver gave that the policy allows, most preferred first (never empty).
+    struct Route: Sendable {
+        let host: String
+        let addresses: [IPAddress]
+    }
+
     let policy: NetworkAccessPolicy
     private let pinned: PinnedClientPool
     /// Recent answers by host, so a busy host is not resolved for every request.
@@ -24,13 +31,13 @@ final class NetworkGuard: Sendable {
         self.pinned = PinnedClientPool(capacity: policy.maximumPinnedClients, makeClient: makeClient)
     }
 
-    /// Checks the hop to `url` and returns the client to send it with: a pinned one for a host name (release it when
-    /// the hop is done), nil for an IP literal (the downloader's own client connects to exactly that address).
+    /// Checks the hop to `url` and returns where it may connect: the allowed addresses of a host name, nil for an
+    /// allowed IP literal (the downloader's own client connects to exactly that address).
     ///
     /// - Throws: ``MagpieError/RequestFailureReason/networkAccessRefused(_:reason:)`` for a refused URL or when no
     ///   address is allowed; ``MagpieError/RequestFailureReason/connectionFailed(_:message:)`` when the host does not
     ///   resolve; ``MagpieError/RequestFailureReason/cancelled(_:)``.
-    func lease(for url: URL) async throws -> PinnedClientPool.Lease? {
+    func route(for url: URL) async throws -> Route? {
         if let reason = policy.refusal(ofSource: url) { throw Self.refused(url, reason) }
         guard let host = Self.connectionHost(of: url) else {
             throw MagpieError.requestFailed(reason: .invalidURL(url.absoluteString))
@@ -40,14 +47,24 @@ final class NetworkGuard: Sendable {
             return nil
         }
         let addresses = try await resolve(host, port: url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80), url: url)
-        guard let address = addresses.first(where: policy.allows) else {
+        var allowed: [IPAddress] = []
+        for address in addresses where policy.allows(address) && !allowed.contains(address) { allowed.append(address) }
+        guard !allowed.isEmpty else {
             let reasons = addresses.compactMap(policy.refusal(of:))
             throw Self.refused(url, "\(host): " + reasons.joined(separator: "; "))
         }
-        return try pinned.lease(host: host, address: address)
+        return Route(host: host, addresses: allowed)
     }
 
-    /// Gives back what ``lease(for:)`` returned.
+    /// A client whose connections to `route`'s host go to `address` (one of the route's); release it when the hop's
+    /// body is read.
+    ///
+    /// - Throws: `HTTPClientError.alreadyShutdown` after ``shutdown()``.
+    func lease(_ route: Route, address: IPAddress) throws -> PinnedClientPool.Lease {
+        try pinned.lease(host: route.host, address: address)
+    }
+
+    /// Gives back what ``lease(_:address:)`` returned.
     func release(_ lease: PinnedClientPool.Lease?) {
         if let lease { pinned.release(lease) }
     }

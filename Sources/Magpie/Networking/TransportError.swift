@@ -41,6 +41,24 @@ enum TransportError {
         return .requestFailed(reason: .connectionFailed(url, message: cause(of: error)))
     }
 
+    /// Whether `error` says a connection could not be made, so nothing was sent on it: refused, unreachable, or not
+    /// made within the connect timeout. A connection that broke later (reset, closed) is not one.
+    static func isConnectFailure(_ error: any Error) -> Bool {
+        switch error {
+        case is NIOConnectionError:
+            return true
+        case let error as IOError:
+            return [ECONNREFUSED, ENETUNREACH, ENETDOWN, EHOSTUNREACH, EHOSTDOWN, EADDRNOTAVAIL].contains(error.errnoCode)
+        case let error as ChannelError:
+            if case .connectTimeout = error { return true }
+            return false
+        case let error as HTTPClientError:
+            return error == .connectTimeout
+        default:
+            return false
+        }
+    }
+
     /// A short lowercase cause for a connection that could not be made or broke ("connection refused", "host not
     /// found"): what a user can act on, without NIO's framing ("connection reset (error set): …", errno numbers,
     /// type names).

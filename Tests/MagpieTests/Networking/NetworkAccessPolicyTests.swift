@@ -1,4 +1,6 @@
+import AsyncHTTPClient
 import Foundation
+import NIOCore
 import MagpieOrigin
 import Synchronization
 import Testing
@@ -196,6 +198,54 @@ struct NetworkAccessPolicyTests {
             #expect(origin.totalRequests == 0)
             #expect(resolver.hosts == ["localhost"])
         }
+    }
+
+    @Test func aHostWhoseFirstAddressRefusesIsReachedThroughItsNextAddress() async throws {
+        // The origin listens on 127.0.0.1 only: a connection to 127.0.0.2 on its port is refused.
+        let resolver = ScriptedResolver([["127.0.0.2", "127.0.0.1"]])
+        try await withGuardedOrigin({ _ in NetworkAccessPolicy(allowedNetworks: Self.loopback, resolver: resolver) }) { origin, downloader in
+            let url = URL(string: "http://images.magpie.test:\(origin.port)/echo/pic.png")!
+            let result = try await downloader.downloadData(with: url)
+            #expect(result.data == OriginFixture.png)
+            #expect(origin.totalRequests == 1)
+            #expect(downloader.networkGuard?.pool.activeCount == 2)
+        }
+    }
+
+    @Test func anAnswerFromTheFirstAddressIsFinalEvenWhenItIsAnError() async throws {
+        // Only connecting moves on: the request reached the origin, so 127.0.0.2 is never tried.
+        let resolver = ScriptedResolver([["127.0.0.1", "127.0.0.2"]])
+        try await withGuardedOrigin({ _ in NetworkAccessPolicy(allowedNetworks: Self.loopback, resolver: resolver) }) { origin, downloader in
+            let url = URL(string: "http://images.magpie.test:\(origin.port)/status/503")!
+            let error = await magpieError { try await downloader.downloadData(with: url) }
+            #expect(error.map { if case .responseFailed(.badStatus(let info)) = $0 { info.statusCode == 503 } else { false } } == true,
+                "\(String(describing: error))")
+            #expect(origin.totalRequests == 1)
+            #expect(downloader.networkGuard?.pool.activeCount == 1)
+        }
+    }
+
+    @Test func whenNoAddressTakesTheConnectionTheDownloadFailsAsAConnectionFailure() async throws {
+        let resolver = ScriptedResolver([["127.0.0.2", "127.0.0.3"]])
+        try await withGuardedOrigin({ _ in NetworkAccessPolicy(allowedNetworks: Self.loopback, resolver: resolver) }) { origin, downloader in
+            let url = URL(string: "http://images.magpie.test:\(origin.port)/echo/pic.png")!
+            let error = await magpieError { try await downloader.downloadData(with: url) }
+            #expect(error.map { if case .requestFailed(.connectionFailed(url, "connection refused")) = $0 { true } else { false } } == true,
+                "\(String(describing: error))")
+            #expect(origin.totalRequests == 0)
+            #expect(downloader.networkGuard?.pool.activeCount == 2)
+        }
+    }
+
+    @Test func onlyFailuresToConnectCountAsNothingSent() {
+        #expect(TransportError.isConnectFailure(IOError(errnoCode: ECONNREFUSED, reason: "connect")))
+        #expect(TransportError.isConnectFailure(IOError(errnoCode: EHOSTUNREACH, reason: "connect")))
+        #expect(TransportError.isConnectFailure(ChannelError.connectTimeout(.seconds(1))))
+        #expect(TransportError.isConnectFailure(HTTPClientError.connectTimeout))
+        #expect(!TransportError.isConnectFailure(IOError(errnoCode: ECONNRESET, reason: "read")))
+        #expect(!TransportError.isConnectFailure(ChannelError.ioOnClosedChannel))
+        #expect(!TransportError.isConnectFailure(HTTPClientError.remoteConnectionClosed))
+        #expect(!TransportError.isConnectFailure(HTTPClientError.readTimeout))
     }
 
     @Test func anEvictedPinnedClientFinishesItsRequestBeforeItIsShutDown() async throws {
