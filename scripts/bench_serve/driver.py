@@ -469,6 +469,17 @@ http {{
         match = re.search(rb"^magpie_server_memory_cache_bytes\s+([0-9.e+]+)", body, re.M)
         return float(match.group(1)) / 2**20 if status == 200 and match else None
 
+    def cache_layers(self, base):
+        """magpie's answers so far by the layer they came from (its /metrics counter); empty when not exposed."""
+        try:
+            status, _, body = fetch(base + "/metrics", timeout=10)
+        except Failure:
+            return {}
+        if status != 200:
+            return {}
+        found = re.findall(rb'^magpie_server_cache_hits_total\{layer="([a-z]+)"\}\s+([0-9.e+]+)', body, re.M)
+        return {layer.decode(): float(count) for layer, count in found}
+
     # --- wrk
 
     def write_paths(self, name, paths):
@@ -502,13 +513,24 @@ http {{
             raise Failure(f"wrk failed (status {out.returncode}): {out.stdout[-500:]} {out.stderr[-500:]}")
         result = WrkResult(json.loads(line[6:]), cpu1 - cpu0, out.stdout)
         result.other = max(0.0, other) / result.seconds * 100 if result.seconds else 0
+        result.client = (wrk1 - wrk0) / result.seconds * 100 if result.seconds else 0
         return result
 
     def cell(self, fmt, mode, name, server, base, files, seconds, count_statuses):
         say(f"{mode} {fmt}: {name} for {seconds} s")
+        # Which of magpie's layers answered a cached cell (a memory hit never leaves the event loop; anything else
+        # goes through the router), so that a slow cell can be told from one that missed.
+        layers = self.cache_layers(base) if mode == "cached" and name == "magpie" else None
         self.sampler.phase = mode
         result = self.wrk(base, files, seconds, server, count_statuses)
         self.sampler.phase = "idle"
+        if layers is not None:
+            after = self.cache_layers(base)
+            answered = {k: after.get(k, 0) - layers.get(k, 0) for k in after}
+            total = sum(answered.values())
+            if total and answered.get("memory", 0) < total:
+                self.notes.append(f"{name}, {mode} {fmt}: {total - answered.get('memory', 0)} of {total} answers "
+                                  f"did not come from the memory cache ({answered})")
         self.results.setdefault((fmt, mode, name), []).append(result)
         for problem in result.problems():
             self.failures.append(f"{name}, {mode} {fmt}: {problem}")
@@ -519,7 +541,7 @@ http {{
             raise Failure(f"{name} died during the {mode} {fmt} run (exit status {server.process.poll()}); log "
                           f"{server.log_path}:\n{server.tail()}")
         say(f"  {result.rps:.1f} req/s, p50 {result.p50:.1f} ms, p99 {result.p99:.1f} ms, server CPU "
-            f"{result.cpu:.0f} %, other processes {result.other:.0f} %")
+            f"{result.cpu:.0f} %, wrk CPU {result.client:.0f} %, other processes {result.other:.0f} %")
         return result
 
     # --- libvips floor
@@ -893,9 +915,10 @@ http {{
         for (fmt, mode, name), runs in sorted(self.results.items()):
             if mode == "soak":
                 continue
-            cpu.append(f"{name} {mode} {fmt} {statistics.mean(r.cpu for r in runs):.0f} %")
+            cpu.append(f"{name} {mode} {fmt} {statistics.mean(r.cpu for r in runs):.0f} % "
+                       f"(wrk {statistics.mean(r.client for r in runs):.0f} %)")
         if cpu:
-            w("Server CPU during the cells (100 % = one core): " + ", ".join(cpu) + ".")
+            w("Server CPU during the cells, and wrk's beside it (100 % = one core): " + ", ".join(cpu) + ".")
             w("")
         w("Peak RSS (VmRSS of the server and its child processes, sampled every 0.5 s, or the kernel's VmHWM of its "
           "main process when higher):")
