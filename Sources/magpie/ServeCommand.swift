@@ -1,4 +1,5 @@
 import ArgumentParser
+import CMagpieAllocator
 import Foundation
 import Logging
 import MagpieServer
@@ -89,7 +90,18 @@ struct ServeCommand: AsyncParsableCommand {
         service.shutdownTimeout = settings.shutdownTimeout
         service.idleTimeout = settings.idleTimeout
         service.logger = logger
-        service.freeMemoryReleaseInterval = .seconds(10)
+        // jemalloc (linked into this executable: Package.swift) hands pages back on a thread of its own; glibc's
+        // malloc, when a sanitizer build or a preloaded allocator is not in the way, needs malloc_trim on a timer.
+        let allocator = AllocatorPolicy.activeAllocator
+        service.freeMemoryReleaseInterval = allocator == "glibc" ? .seconds(10) : nil
+        if allocator == "jemalloc" {
+            let overridden = ProcessInfo.processInfo.environment["MALLOC_CONF"].map { ", then MALLOC_CONF \($0)" } ?? ""
+            logger.info("memory allocator", metadata: [
+                "allocator": "jemalloc", "settings": "\(String(cString: mg_allocator_settings()))\(overridden)",
+            ])
+        } else {
+            logger.info("memory allocator", metadata: ["allocator": "\(allocator)"])
+        }
         service.onListening = { host, port in
             let shown = host.contains(":") ? "[\(host)]" : host
             // Unbuffered: a supervisor or test waiting for the line gets it at once, even through a pipe.

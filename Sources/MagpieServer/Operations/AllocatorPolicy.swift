@@ -16,7 +16,7 @@ public enum AllocatorPolicy {
     /// (anonymous 27–31 MiB) with the threshold fixed, at the same requests per second.
     ///
     /// Does nothing when `MALLOC_MMAP_THRESHOLD_` is set (the operator chose) or the allocator is not glibc's
-    /// (a sanitizer's, another libc).
+    /// (jemalloc, as in the `magpie` executable; a sanitizer's; another libc).
     ///
     /// - Returns: Whether the threshold was fixed.
     @discardableResult
@@ -49,11 +49,24 @@ public enum AllocatorPolicy {
         return unsafeBitCast(symbol, to: MallocTrim.self)(0) == 1
     }
 
-    /// glibc's allocator function `name`, or nil when another allocator answers (a sanitizer's, another libc).
+    /// Which allocator answers `malloc` in this process: `jemalloc` (the `magpie` executable links it), `glibc`, or
+    /// `sanitizer` (AddressSanitizer's or ThreadSanitizer's runtime); `other` elsewhere.
+    public static var activeAllocator: String {
+        #if canImport(Glibc)
+        let everywhere = UnsafeMutableRawPointer(bitPattern: 0)
+        if dlsym(everywhere, "__sanitizer_get_heap_size") != nil { return "sanitizer" }
+        if dlsym(everywhere, "mallctl") != nil { return "jemalloc" }
+        return "glibc"
+        #else
+        return "other"
+        #endif
+    }
+
+    /// glibc's allocator function `name`, or nil when another allocator answers (jemalloc, a sanitizer's, another
+    /// libc): glibc's functions are still there then, acting on a heap nothing allocates from.
     private static func glibcFunction(_ name: String) -> UnsafeMutableRawPointer? {
         #if canImport(Glibc)
-        // A sanitizer's allocator answers glibc's calls without acting on them; its runtime exports this query.
-        guard dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__sanitizer_get_heap_size") == nil else { return nil }
+        guard activeAllocator == "glibc" else { return nil }
         // Swift's Glibc module does not import <malloc.h>; the symbols are looked up instead.
         return dlsym(UnsafeMutableRawPointer(bitPattern: 0), name)
         #else
