@@ -90,17 +90,17 @@ struct ServeCommand: AsyncParsableCommand {
         service.shutdownTimeout = settings.shutdownTimeout
         service.idleTimeout = settings.idleTimeout
         service.logger = logger
-        // jemalloc (linked into this executable: Package.swift) hands pages back on a thread of its own; glibc's
-        // malloc, when a sanitizer build or a preloaded allocator is not in the way, needs malloc_trim on a timer.
+        // glibc's malloc needs malloc_trim on a timer to give its arenas' free pages back; jemalloc, which this
+        // executable links (Package.swift), does it on a thread of its own, and a sanitizer's allocator ignores it.
         let allocator = AllocatorPolicy.activeAllocator
-        service.freeMemoryReleaseInterval = allocator == "glibc" ? .seconds(10) : nil
-        if allocator == "jemalloc" {
+        service.freeMemoryReleaseInterval = allocator == .glibc ? .seconds(10) : nil
+        if allocator == .jemalloc {
             let overridden = ProcessInfo.processInfo.environment["MALLOC_CONF"].map { ", then MALLOC_CONF \($0)" } ?? ""
             logger.info("memory allocator", metadata: [
                 "allocator": "jemalloc", "settings": "\(String(cString: mg_allocator_settings()))\(overridden)",
             ])
         } else {
-            logger.info("memory allocator", metadata: ["allocator": "\(allocator)"])
+            logger.info("memory allocator", metadata: ["allocator": "\(allocator.rawValue)"])
         }
         service.onListening = { host, port in
             let shown = host.contains(":") ? "[\(host)]" : host

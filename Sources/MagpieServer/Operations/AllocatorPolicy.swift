@@ -49,16 +49,27 @@ public enum AllocatorPolicy {
         return unsafeBitCast(symbol, to: MallocTrim.self)(0) == 1
     }
 
-    /// Which allocator answers `malloc` in this process: `jemalloc` (the `magpie` executable links it), `glibc`, or
-    /// `sanitizer` (AddressSanitizer's or ThreadSanitizer's runtime); `other` elsewhere.
-    public static var activeAllocator: String {
+    /// An allocator that can answer `malloc` in a process.
+    public enum Allocator: String, Sendable {
+        /// glibc's malloc.
+        case glibc
+        /// jemalloc (the `magpie` executable links it).
+        case jemalloc
+        /// AddressSanitizer's or ThreadSanitizer's runtime.
+        case sanitizer
+        /// Another platform's.
+        case other
+    }
+
+    /// Which allocator answers `malloc` in this process.
+    public static var activeAllocator: Allocator {
         #if canImport(Glibc)
         let everywhere = UnsafeMutableRawPointer(bitPattern: 0)
-        if dlsym(everywhere, "__sanitizer_get_heap_size") != nil { return "sanitizer" }
-        if dlsym(everywhere, "mallctl") != nil { return "jemalloc" }
-        return "glibc"
+        if dlsym(everywhere, "__sanitizer_get_heap_size") != nil { return .sanitizer }
+        if dlsym(everywhere, "mallctl") != nil { return .jemalloc }
+        return .glibc
         #else
-        return "other"
+        return .other
         #endif
     }
 
@@ -66,7 +77,7 @@ public enum AllocatorPolicy {
     /// libc): glibc's functions are still there then, acting on a heap nothing allocates from.
     private static func glibcFunction(_ name: String) -> UnsafeMutableRawPointer? {
         #if canImport(Glibc)
-        guard activeAllocator == "glibc" else { return nil }
+        guard activeAllocator == .glibc else { return nil }
         // Swift's Glibc module does not import <malloc.h>; the symbols are looked up instead.
         return dlsym(UnsafeMutableRawPointer(bitPattern: 0), name)
         #else

@@ -27,7 +27,7 @@ struct MagpieAllocatorTests {
         }
     }
 
-    @Test(.enabled(if: AllocatorPolicy.activeAllocator != "sanitizer", "a sanitizer's allocator answers malloc in its builds"))
+    @Test(.enabled(if: AllocatorPolicy.activeAllocator != .sanitizer, "a sanitizer's allocator answers malloc in its builds"))
     func theExecutableRunsOnJemallocWithItsOwnSettings() async throws {
         // jemalloc names each source of options it read when asked to confirm them.
         let run = try await run(["--help"], environment: ["MALLOC_CONF": "confirm_conf:true"])
