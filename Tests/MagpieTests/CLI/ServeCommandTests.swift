@@ -38,6 +38,11 @@ struct ServeCommandTests {
                 throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "no listening line: \(text) \(stderr)"])
             }
             base = String(text.dropFirst("listening on ".count))
+            // Drained from now on: a server that writes more than a pipe holds (its log, a sanitizer's exit report)
+            // would otherwise block on the write and never exit when stop() waits for it.
+            errors.fileHandleForReading.readabilityHandler = { handle in
+                if handle.availableData.isEmpty { handle.readabilityHandler = nil }
+            }
         }
 
         func stop() -> Int32 {
