@@ -78,13 +78,6 @@ public final class DiskStorage: Sendable {
         Self.reconcileAbandonedWrites(database, root: root)
         index = Mutex(database)
         readOnlySources = config.readOnlyDirectories.map { ReadOnlySource(root: $0.path) }
-        // A writer killed between its commit and its eviction leaves the folder over the limit: the opener evicts as
-        // that write would have. Read first, so an opener of a folder within its limit never waits for the write lock.
-        if config.sizeLimit > 0 {
-            var total = 0
-            _ = try? database.run("SELECT bytes FROM totals WHERE id = 0") { total = Int($0.integer(0)) }
-            if total > config.sizeLimit { _ = try? evictOverLimit(now: config.clock.now(), keeping: nil) }
-        }
         scheduleFirstSweep()
     }
 
@@ -175,7 +168,7 @@ public final class DiskStorage: Sendable {
         }
         publish(.stored(key: key, size: data.count))
         if config.sizeLimit > 0 {
-            // The entry is stored whatever happens here: a failed eviction is retried by the next write, sweep or opener.
+            // The entry is stored whatever happens here: a failed eviction is retried by the next write or sweep.
             let evicted = (try? evictOverLimit(now: now, keeping: name)) ?? []
             if !evicted.isEmpty { publish(.evicted(fileNames: evicted)) }
         }

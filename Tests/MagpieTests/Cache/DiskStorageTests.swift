@@ -121,22 +121,6 @@ struct DiskStorageTests {
         #expect(throws: MagpieError.self) { try disk.store(payload(1, size: 20_000), forKey: "huge") }
     }
 
-    @Test func aFolderLeftOverItsLimitIsBroughtBackWhenOpened() throws {
-        // What a writer killed between its commit and its eviction leaves: here, entries stored without a limit.
-        let folder = try TemporaryFolder(); defer { folder.cleanUp() }
-        let clock = TestClock()
-        let unlimited = try storage(folder, clock: clock)
-        for i in 0..<12 {
-            try unlimited.store(payload(i), forKey: "k\(i)")
-            clock.advance(1)
-        }
-        #expect(try unlimited.totalSize() == 12_000)
-        let reopened = try storage(folder, sizeLimit: 10_000, clock: clock)
-        #expect(try reopened.totalSize() <= 5_000)
-        #expect(try reopened.value(forKey: "k11") != nil, "the most recently used stay")
-        #expect(try reopened.value(forKey: "k0") == nil, "the least recently used go first")
-    }
-
     @Test func anEvictionLargerThanOneBatchStillReachesHalfTheLimitInUseOrder() throws {
         // 300 entries of 100 bytes at a 30,000-byte limit: the next write evicts 150 and more, over several batches.
         let folder = try TemporaryFolder(); defer { folder.cleanUp() }
