@@ -29,7 +29,6 @@ struct DiskStorageProcessTests {
             #expect(header == key, "key-\(key) served another key's bytes")
             #expect(data.count >= 2_008, "key-\(key) served a short payload (\(data.count) bytes)")
         }
-        if limit > 0 { #expect(try disk.totalSize() <= limit) }
         // No orphan payloads: every file on disk has its index row. (A row whose file a killed
         // evictor already deleted is harmless: the read above found it missing and removed it.)
         let files = try FileManager.default.subpathsOfDirectory(atPath: disk.directoryURL.appendingPathComponent("entries").path)
@@ -41,6 +40,13 @@ struct DiskStorageProcessTests {
             #expect(indexed, "orphan payload file \(file)")
         }
         #expect(served == (try disk.count()), "after reading every key, rows and served entries agree")
+        if limit > 0 {
+            // A writer killed between its commit and its eviction leaves the folder over the limit until the next write
+            // (or sweep) evicts: the contract is that the next write brings it back (checked last: it may evict).
+            try disk.store(Data(count: 8), forKey: "probe")
+            try disk.remove(forKey: "probe")
+            #expect(try disk.totalSize() <= limit)
+        }
     }
 
     /// Waits for `process` on a Dispatch thread: a blocked cooperative thread (of two) stalls every other suite.
