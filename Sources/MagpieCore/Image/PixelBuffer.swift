@@ -180,12 +180,21 @@ public struct PixelBuffer: Sendable {
 
     /// True when every pixel has alpha 255.
     public var isOpaque: Bool {
-        let p = storage.bytes
-        var index = 3
-        let end = byteCount
-        while index < end {
-            if p[index] != 255 { return false }
-            index += 4
+        // Four pixels per step, as two 64-bit words whose alpha bytes (3 and 7 of each) must all be 255: the server
+        // asks this of every result before picking its format, and the encoders and the resampler ask again.
+        let raw = UnsafeRawPointer(storage.bytes)
+        let alpha: UInt64 = 0xFF00_0000_FF00_0000
+        let pixels = width * height
+        var index = 0
+        while index &+ 4 <= pixels {
+            let first = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index &* 4, as: UInt64.self))
+            let second = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index &* 4 &+ 8, as: UInt64.self))
+            if first & second & alpha != alpha { return false }
+            index &+= 4
+        }
+        while index < pixels {
+            if storage.bytes[index &* 4 &+ 3] != 255 { return false }
+            index &+= 1
         }
         return true
     }

@@ -35,6 +35,17 @@ struct PixelBufferTests {
         #expect(!pixels.isOpaque)
     }
 
+    @Test func oneTranslucentPixelAnywhereMakesABufferNotOpaque() throws {
+        // 5×3: the check reads four pixels at a time, then the rest one by one; every position of both is tried.
+        let opaque = try PixelBuffer(width: 5, height: 3, fill: RGBAColor(red: 0, green: 0, blue: 0))
+        #expect(opaque.isOpaque)
+        for index in 0..<15 {
+            var pixels = opaque
+            pixels[index % 5, index / 5] = RGBAColor(red: 255, green: 255, blue: 255, alpha: 254)
+            #expect(!pixels.isOpaque, "pixel \(index)")
+        }
+    }
+
     @Test func animatedImageCostCountsEveryFrame() throws {
         let frame = ImageFrame(pixels: try PixelBuffer(width: 10, height: 10), duration: .milliseconds(50))
         let image = try Image(frames: [frame, frame, frame], loopCount: 0)

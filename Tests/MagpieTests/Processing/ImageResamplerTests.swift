@@ -19,7 +19,8 @@ struct ImageResamplerTests {
     }
 
     /// The two passes stream through a ring of rows; this is what they computed before, with the whole
-    /// intermediate image in memory. Same float operations in the same order, so the bytes must be equal.
+    /// intermediate image in memory. Same float operations in the same order (a horizontal sum adds its even and
+    /// its odd taps apart, then the two), so the bytes must be equal.
     static func referenceConvolve(_ pixels: PixelBuffer, to size: PixelSize, filter: ResamplingFilter) throws -> PixelBuffer {
         let columns = ImageResampler.Contributions(source: pixels.width, destination: size.width, filter: filter)
         let rows = ImageResampler.Contributions(source: pixels.height, destination: size.height, filter: filter)
@@ -32,9 +33,11 @@ struct ImageResamplerTests {
         var mid = [SIMD4<Float>](repeating: .zero, count: size.width * pixels.height)
         for y in 0..<pixels.height {
             for x in 0..<size.width {
-                var sum = SIMD4<Float>.zero
-                for k in 0..<columns.count[x] { sum += value(columns.first[x] + k, y) * columns.weights[x * columns.stride + k] }
-                mid[y * size.width + x] = sum
+                var sums = [SIMD4<Float>.zero, .zero]
+                for k in 0..<columns.count[x] {
+                    sums[k % 2] += value(columns.first[x] + k, y) * columns.weights[x * columns.stride + k]
+                }
+                mid[y * size.width + x] = sums[0] + sums[1]
             }
         }
         var bytes = [UInt8](repeating: 0, count: size.width * size.height * 4)
