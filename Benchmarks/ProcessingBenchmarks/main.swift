@@ -6,7 +6,8 @@
 // python3 on PATH, else .build-bench/venv/bin/python, else Pillow is reported as not installed.
 // Any Pillow run that fails is reported in the output, and the exit status is 1.
 //
-// Speed: a Lanczos resize of a generated 15 MP image to 256 px wide and a Gaussian blur
+// Speed: a Lanczos resize of a generated 15 MP image to 256 px wide, one of 750×402 to 512×274 (the filter alone, as
+// `magpie serve` runs it after a 3/8 JPEG decode) and a Gaussian blur
 // (σ = 10) of a generated 1600×1250 image, each side timing only the operation (median of
 // N runs after two warm-ups). Inputs go to Pillow as raw bytes (pillow_processing.py, next to
 // this file), so decoding is never timed and both sides see identical pixels.
