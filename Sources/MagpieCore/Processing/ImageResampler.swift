@@ -157,7 +157,7 @@ public enum ImageResampler {
     /// per lane, which was a fifth of the resampler's time (perf). Adding 2^23 leaves the nearest integer in the low
     /// mantissa bits (ties to even); one less where that rounded up gives the truncation.
     @inline(__always)
-    private static func store(_ v: SIMD4<Float>) -> SIMD4<UInt8> {
+    static func store(_ v: SIMD4<Float>) -> SIMD4<UInt8> {
         var x = v + 0.5
         x.replace(with: 0, where: x .< 0)
         x.replace(with: 255, where: x .> 255)

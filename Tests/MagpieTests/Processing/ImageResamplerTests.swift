@@ -80,6 +80,21 @@ struct ImageResamplerTests {
         }
     }
 
+    @Test func storingRoundsHalfUpAndClampsExactlyAsTheTrappingConversionDid() {
+        // Every 1/256 from below 0 to past 255, and the floats either side of each half-way point, where rounding
+        // through 2^23 (ties to even) must be corrected to round half up.
+        var values: [Float] = stride(from: Float(-3), through: 259, by: 1.0 / 256).map { $0 }
+        for k in -2...257 {
+            let half = Float(k) + 0.5
+            values += [half.nextDown, half, half.nextUp, Float(k).nextDown, Float(k).nextUp]
+        }
+        for value in values {
+            let expected = UInt8(min(max(value + 0.5, 0), 255))
+            let stored = ImageResampler.store(SIMD4(value, 0, 255, value))
+            #expect(stored == SIMD4(expected, 0, 255, expected), "\(value)")
+        }
+    }
+
     /// Found by `scripts/fuzz --target spec`: the weight table was sized by the target before the
     /// output was allocated, so an absurd target crashed the process instead of throwing.
     @Test func resizeToAnUnallocatableSizeIsATypedErrorNotACrash() throws {
