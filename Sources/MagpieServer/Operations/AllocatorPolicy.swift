@@ -61,8 +61,9 @@ public enum AllocatorPolicy {
         case other
     }
 
-    /// Which allocator answers `malloc` in this process.
-    public static var activeAllocator: Allocator {
+    /// Which allocator answers `malloc` in this process. Looked up once: it is fixed when the process starts, and the
+    /// memory-release timer asks on every tick.
+    public static let activeAllocator: Allocator = {
         #if canImport(Glibc)
         let everywhere = UnsafeMutableRawPointer(bitPattern: 0)
         if dlsym(everywhere, "__sanitizer_get_heap_size") != nil { return .sanitizer }
@@ -71,7 +72,7 @@ public enum AllocatorPolicy {
         #else
         return .other
         #endif
-    }
+    }()
 
     /// glibc's allocator function `name`, or nil when another allocator answers (jemalloc, a sanitizer's, another
     /// libc): glibc's functions are still there then, acting on a heap nothing allocates from.
