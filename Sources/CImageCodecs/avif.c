@@ -450,6 +450,11 @@ int mg_avif_encode(const mg_avif_frame *frames, uint32_t count, uint32_t width, 
     int status = MG_OK;
     avifAddImageFlags flags = count == 1 ? AVIF_ADD_IMAGE_FLAG_SINGLE : AVIF_ADD_IMAGE_FLAG_NONE;
     for (uint32_t i = 0; i < count && status == MG_OK; i++) {
+        // libavif offers no hook inside a frame: a cancelled caller stops it between frames.
+        if (i > 0 && mg_cancel_requested()) {
+            status = mg_fail(err, MG_ERR_CANCELLED, "AVIF encoding cancelled at frame %u of %u", i + 1, count);
+            break;
+        }
         avifRGBImage rgb;
         p_avifRGBImageSetDefaults(&rgb, image);
         rgb.format = AVIF_RGB_FORMAT_RGBA;

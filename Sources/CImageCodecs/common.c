@@ -9,6 +9,16 @@
 
 void mg_free(void *pointer) { free(pointer); }
 
+static _Thread_local mg_cancel_check cancel_check = NULL;
+static _Thread_local void *cancel_context = NULL;
+
+void mg_set_cancel_check(mg_cancel_check check, void *context) {
+    cancel_check = check;
+    cancel_context = context;
+}
+
+int mg_cancel_requested(void) { return cancel_check ? cancel_check(cancel_context) : 0; }
+
 uint32_t mg_crc32(uint32_t crc, const uint8_t *bytes, size_t length) {
     // zlib takes uInt lengths: feed large buffers in slices.
     while (length > 0) {

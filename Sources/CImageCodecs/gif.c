@@ -449,6 +449,8 @@ static int encode_frames(GifFileType *gif, uint32_t width, uint32_t height, cons
         GifFreeMapObject(local);  // giflib keeps its own copy; NULL is ignored
         if (result == GIF_ERROR) goto giflib_error;
         for (uint32_t y = 0; y < height; y++) {
+            if ((y & 63) == 63 && mg_cancel_requested())
+                return mg_fail(err, MG_ERR_CANCELLED, "GIF encoding cancelled at frame %u, row %u", i + 1, y);
             // EGifPutLine masks the row in place, so it gets a scratch copy.
             memcpy(row, frame->indices + (size_t)y * width, width);
             if (EGifPutLine(gif, row, (int)width) == GIF_ERROR) goto giflib_error;

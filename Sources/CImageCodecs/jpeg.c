@@ -554,6 +554,13 @@ int mg_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int32_t
     jpeg_start_compress(&cinfo, TRUE);
     size_t stride = (size_t)width * 4;
     while (cinfo.next_scanline < height) {
+        if ((cinfo.next_scanline & 255) == 255 && mg_cancel_requested()) {
+            uint32_t reached = cinfo.next_scanline;
+            jpeg_destroy_compress(&cinfo);
+            free(dest->buffer);
+            free(dest);
+            return mg_fail(err, MG_ERR_CANCELLED, "JPEG encoding cancelled at row %u of %u", reached, height);
+        }
         JSAMPROW row = (JSAMPROW)(rgba + stride * cinfo.next_scanline);
         jpeg_write_scanlines(&cinfo, &row, 1);
     }

@@ -206,7 +206,16 @@ int mg_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int32_t 
     png_write_info(png, info);
     if (drop_alpha) png_set_filler(png, 0, PNG_FILLER_AFTER);  // input rows carry a 4th byte to skip
     size_t stride = (size_t)width * 4;
-    for (uint32_t y = 0; y < height; y++) png_write_row(png, (png_const_bytep)(rgba + stride * y));
+    for (uint32_t y = 0; y < height; y++) {
+        // A tall image deflates for seconds: a caller that gave up stops it here, every 64 rows.
+        if ((y & 63) == 63 && mg_cancel_requested()) {
+            png_destroy_write_struct(&png, &info);
+            free(io->out);
+            free(io);
+            return mg_fail(err, MG_ERR_CANCELLED, "PNG encoding cancelled at row %u of %u", y, height);
+        }
+        png_write_row(png, (png_const_bytep)(rgba + stride * y));
+    }
     png_write_end(png, info);
     png_destroy_write_struct(&png, &info);
     out->bytes = io->out;

@@ -323,6 +323,13 @@ static int make_config(WebPConfig *config, const mg_webp_encode_options *options
     return MG_OK;
 }
 
+// libwebp asks its progress hook as it encodes; 0 aborts with VP8_ENC_ERROR_USER_ABORT.
+static int progress_hook(int percent, const WebPPicture *picture) {
+    (void)percent;
+    (void)picture;
+    return !mg_cancel_requested();
+}
+
 static int import_picture(WebPPicture *picture, const uint8_t *rgba, uint32_t width, uint32_t height, int argb,
                           mg_error *err) {
     if (!WebPPictureInit(picture)) return mg_fail(err, MG_ERR_ENCODE, "libwebp encoder ABI mismatch");
@@ -370,9 +377,11 @@ int mg_webp_encode(const uint8_t *rgba, uint32_t width, uint32_t height, const m
     WebPMemoryWriterInit(&writer);
     picture.writer = WebPMemoryWrite;
     picture.custom_ptr = &writer;
+    picture.progress_hook = progress_hook;
     if (!WebPEncode(&config, &picture)) {
-        status = mg_fail(err, MG_ERR_ENCODE, "%s: encoding %ux%u failed", encoding_error_name(picture.error_code),
-                         width, height);
+        int cancelled = picture.error_code == VP8_ENC_ERROR_USER_ABORT;
+        status = mg_fail(err, cancelled ? MG_ERR_CANCELLED : MG_ERR_ENCODE, "%s: encoding %ux%u failed",
+                         encoding_error_name(picture.error_code), width, height);
     } else {
         status = copy_output(writer.mem, writer.size, out, err);
     }
@@ -413,7 +422,13 @@ int mg_webp_encode_animation(const mg_webp_frame *frames, uint32_t count, uint32
         // The animation encoder compares frames in ARGB, whichever mode encodes them.
         status = import_picture(&picture, frames[i].rgba, width, height, 1, err);
         if (status != MG_OK) break;
+        picture.progress_hook = progress_hook;
         if (!WebPAnimEncoderAdd(encoder, &picture, (int)timestamp, &config)) {
+            if (picture.error_code == VP8_ENC_ERROR_USER_ABORT) {
+                status = mg_fail(err, MG_ERR_CANCELLED, "WebP encoding cancelled at frame %u", i + 1);
+                WebPPictureFree(&picture);
+                break;
+            }
             const char *detail = WebPAnimEncoderGetError(encoder);
             status = mg_fail(err, MG_ERR_ENCODE, "%s: frame %u: %s", encoding_error_name(picture.error_code), i + 1,
                              detail ? detail : "rejected");

@@ -25,6 +25,15 @@ public struct ImageServerConfiguration: Sendable {
     public var maximumPixels = 50 * 1_000_000
     /// Most frames in an animated source. Default 1,000.
     public var maximumFrames = 1_000
+    /// Most pixels along either side of a result, checked before a resize allocates it (imgproxy's maximum result
+    /// dimension). Default 16,384.
+    public var maximumResultDimension = 16_384
+    /// Most bytes one processing step of a job may hold besides its input: its output and scratch buffers, estimated
+    /// and checked before they are allocated (``ImageDecodingLimits/maxWorkingBytes``). Default 1 GiB: a blur of a
+    /// 50 MP source at full size needs about that.
+    public var maximumWorkingMemory = 1 << 30
+    /// Most option segments in one URL, and after its presets are expanded. Default 64.
+    public var maximumOptions = 64
     /// Longest a source download may take. Default 10 s.
     public var downloadTimeout: Duration = .seconds(10)
     /// Longest a request may wait for a worker, and longest its decoding, processing and encoding may take.
@@ -48,9 +57,15 @@ public struct ImageServerConfiguration: Sendable {
     public var presets: [String: [String]] = [:]
     /// Serve the page at `/` that builds signed URLs (development only: it signs with the first key).
     public var developmentPage = false
-    /// Log one line per image request (method, path without the signature, status, bytes, ms, cache layer).
-    /// Default true; a server behind a proxy that logs may turn it off (the line costs about 5 % of a cached answer).
+    /// Log one line per image request (request id, client, method, path without the signature, status, bytes, ms,
+    /// cache layer, user agent, and the reason of a refusal). Default true; a server behind a proxy that logs may turn
+    /// it off (the line costs about 5 % of a cached answer).
     public var accessLog = true
+    /// How access lines are written: through the logger (``AccessLogFormat/text``, the default), or as JSON or
+    /// Common/Combined Log Format lines to ``accessLogWriter``.
+    public var accessLogFormat = AccessLogFormat.text
+    /// Where JSON and CLF access lines go; default standard error, one `write` per line.
+    public var accessLogWriter = AccessLogWriter.standardError
 
     /// The defaults listed on each property.
     public init() {}

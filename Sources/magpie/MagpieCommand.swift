@@ -8,6 +8,7 @@ struct MagpieCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "magpie",
         abstract: "Fetch, cache, decode, inspect and convert images with Magpie.",
+        version: "magpie \(MagpieBuild.version)",
         subcommands: [
             DemoCommand.self, FetchCommand.self, PrefetchCommand.self, ShowCommand.self, InfoCommand.self,
             ConvertCommand.self, CacheCommand.self, SampleCommand.self, ServeCommand.self,

@@ -14,7 +14,10 @@ struct ServeCommand: AsyncParsableCommand {
             Every setting can also come from the environment (MAGPIE_ and the option's name in capitals with \
             underscores: --max-source-bytes is MAGPIE_MAX_SOURCE_BYTES; lists are comma-separated) or from the JSON \
             file given by --config (keys in camelCase: {"maxSourceBytes": "20MB", "allowSource": ["https://cdn/"]}). \
-            Flags win over the environment, which wins over the file.
+            Flags win over the environment, which wins over the file. An unknown key or MAGPIE_ variable is an error.
+
+            Signing keys: MAGPIE_KEY and MAGPIE_SALT (hex; comma-separated pairs rotate keys), or --key-file PATH with \
+            one KEY:SALT line per pair, mode 600. --key/--salt work too, but every local user sees them in ps.
 
             URL options, one per path segment: any processor of `magpie convert --processor` (resize:256x256:fit, \
             crop:..., round:12, blur:2, ...), format:jpeg|png|webp|avif|gif|jxl|auto, quality:N, metadata:none|keep|strip, color:keep|srgb, \
@@ -29,9 +32,12 @@ struct ServeCommand: AsyncParsableCommand {
     var cacheDirectory: String?
     @Option(help: "JSON configuration file (keys in camelCase).") var config: String?
 
-    @Option(name: .customLong("key"), help: "Signing key in hex; repeat with --salt for several pairs (key rotation).")
+    @Option(name: .customLong("key-file"), help: "File of signing keys, one KEY:SALT line (hex) per pair, readable by its owner only.")
+    var keyFile: String?
+    @Option(name: .customLong("key"), help: "Signing key in hex, repeatable (visible in ps: prefer MAGPIE_KEY or --key-file).")
     var keys: [String] = []
-    @Option(name: .customLong("salt"), help: "Signing salt in hex, one per --key.") var salts: [String] = []
+    @Option(name: .customLong("salt"), help: "Signing salt in hex, one per --key (prefer MAGPIE_SALT or --key-file).")
+    var salts: [String] = []
     @Flag(name: .customLong("insecure-unsigned"), help: "Accept unsigned URLs (signature '_' or 'insecure'). Never in production.")
     var insecureUnsigned = false
 
@@ -46,6 +52,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-pixels"), help: "Most pixels per frame of a source, from its header (default 50000000).")
     var maxPixels: Int?
     @Option(name: .customLong("max-frames"), help: "Most frames in an animated source (default 1000).") var maxFrames: Int?
+    @Option(name: .customLong("max-result-dimension"), help: "Most pixels along either side of a result (default 16384).")
+    var maxResultDimension: Int?
+    @Option(name: .customLong("max-working-memory"), help: "Most memory one processing step of a job may use, e.g. 512MB (default 1GiB).")
+    var maxWorkingMemory: ByteCount?
+    @Option(name: .customLong("max-options"), help: "Most option segments in one URL, presets expanded (default 64).")
+    var maxOptions: Int?
     @Option(name: .customLong("download-timeout"), help: "Seconds a source download may take (default 10).") var downloadTimeout: Double?
     @Option(name: .customLong("processing-timeout"), help: "Seconds a job may wait for a worker, and may take (default 20).")
     var processingTimeout: Double?
@@ -60,12 +72,20 @@ struct ServeCommand: AsyncParsableCommand {
     var presets: [String] = []
     @Option(name: .customLong("shutdown-timeout"), help: "Seconds requests in flight get to finish on SIGTERM/SIGINT (default 30).")
     var shutdownTimeout: Double?
+    @Option(name: .customLong("drain-delay"), help: "Seconds /ready answers 503 after SIGTERM while requests are still served (default 0).")
+    var drainDelay: Double?
     @Option(name: .customLong("idle-timeout"), help: "Seconds an idle keep-alive connection stays open (default 75).")
     var idleTimeout: Double?
+    @Option(name: .customLong("header-timeout"), help: "Seconds a request head may take from its first byte (default 10).")
+    var headerTimeout: Double?
+    @Option(name: .customLong("metrics-port"), help: "Serve /metrics on this port instead of the main one.") var metricsPort: Int?
+    @Option(name: .customLong("metrics-host"), help: "Address of the --metrics-port listener (default: --host).") var metricsHost: String?
     @Flag(help: "Serve a page at / that builds signed URLs and shows results and metrics (development only).")
     var dev = false
     @Flag(name: .customLong("no-access-log"), help: "Do not log one line per image request (when a proxy in front logs them).")
     var noAccessLog = false
+    @Option(name: .customLong("access-log-format"), help: "text (through the log), json, common or combined (default text).")
+    var accessLogFormat: String?
 
     func run() async throws {
         global.bootstrapLogging(floor: .info)
@@ -78,6 +98,9 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError(error.message)
         }
         let logger = Logger(label: "magpie.serve")
+        if !keys.isEmpty {
+            logger.warning("signing keys given with --key are visible to every local user in ps; use MAGPIE_KEY/MAGPIE_SALT or --key-file")
+        }
         let server: ImageServer
         do {
             server = try ImageServer(configuration: settings.server, logger: logger)
@@ -88,7 +111,10 @@ struct ServeCommand: AsyncParsableCommand {
         service.host = settings.host
         service.port = settings.port
         service.shutdownTimeout = settings.shutdownTimeout
+        service.drainDelay = settings.drainDelay
         service.idleTimeout = settings.idleTimeout
+        service.headTimeout = settings.headTimeout
+        service.metricsAddress = settings.metricsAddress
         service.logger = logger
         // glibc's malloc needs malloc_trim on a timer to give its arenas' free pages back; jemalloc, which this
         // executable links (Package.swift), does it on a thread of its own, and a sanitizer's allocator ignores it.
@@ -103,10 +129,22 @@ struct ServeCommand: AsyncParsableCommand {
             logger.info("memory allocator", metadata: ["allocator": "\(allocator.rawValue)"])
         }
         service.onListening = { host, port in
-            let shown = host.contains(":") ? "[\(host)]" : host
             // Unbuffered: a supervisor or test waiting for the line gets it at once, even through a pipe.
-            FileHandle.standardOutput.write(Data("listening on http://\(shown):\(port)\n".utf8))
+            FileHandle.standardOutput.write(Data("listening on http://\(ImageServerService.shown(host, port))\n".utf8))
         }
-        try await service.run()
+        service.onMetricsListening = { host, port in
+            logger.info("metrics on http://\(ImageServerService.shown(host, port))/metrics")
+        }
+        do {
+            try await service.run()
+        } catch let error as ImageServerServiceError {
+            throw ServeFailure(message: error.description)
+        }
     }
+}
+
+/// A failure of the running server (an address it cannot listen on): printed as one line, exit status 1.
+struct ServeFailure: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
 }

@@ -4,7 +4,9 @@ import MagpieServer
 import SystemPackage
 
 /// `magpie serve`'s settings from three layers: flags, then `MAGPIE_…` environment variables, then the `--config`
-/// JSON file (swift-configuration reads the last two; keys are camelCase, `maxSourceBytes` ↔ `MAGPIE_MAX_SOURCE_BYTES`).
+/// JSON file (swift-configuration reads the last two; keys are ``ServeSettingKey``'s camelCase names,
+/// `maxSourceBytes` ↔ `MAGPIE_MAX_SOURCE_BYTES`). A key or variable that names no setting is an error that suggests
+/// the nearest one: a misspelt limit must not silently leave the default in place.
 struct ServeSettings {
     /// A value no layer may have; the message names the setting and the layer's value.
     struct Invalid: Error {
@@ -15,15 +17,20 @@ struct ServeSettings {
     var host = "127.0.0.1"
     var port = 8080
     var shutdownTimeout: Duration = .seconds(30)
+    var drainDelay: Duration = .zero
     var idleTimeout: Duration = .seconds(75)
+    var headTimeout: Duration = .seconds(10)
+    var metricsAddress: (host: String, port: Int)?
 
     init(command: ServeCommand, environment: [String: String] = ProcessInfo.processInfo.environment) async throws {
+        try Self.checkEnvironment(environment)
         var providers: [any ConfigProvider] = [
             EnvironmentVariablesProvider(environmentVariables: environment, secretsSpecifier: .specific(["MAGPIE_KEY", "MAGPIE_SALT"]))
                 .prefixKeys(with: "magpie")
         ]
         let configPath = command.config ?? environment["MAGPIE_CONFIG"]
         if let configPath {
+            try Self.checkConfigFile(configPath)
             do {
                 providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(configPath)))
             } catch {
@@ -32,48 +39,123 @@ struct ServeSettings {
         }
         let layers = Layers(reader: ConfigReader(providers: providers))
 
-        host = command.host ?? layers.string("host") ?? host
-        port = try command.port ?? layers.int("port") ?? port
-        server.cacheDirectory = (command.cacheDirectory ?? layers.string("cacheDir")).map { URL(fileURLWithPath: $0) }
-        let keys = command.keys.isEmpty ? layers.strings("key") : command.keys
-        let salts = command.salts.isEmpty ? layers.strings("salt") : command.salts
-        guard keys.count == salts.count else {
-            throw Invalid(message: "give one salt per key (\(keys.count) keys, \(salts.count) salts)")
-        }
-        server.signingKeys = Array(zip(keys, salts)).map { (key: $0.0, salt: $0.1) }
-        server.allowsUnsigned = command.insecureUnsigned || layers.bool("insecureUnsigned") == true
-        server.allowedSourcePrefixes = command.allowSource.isEmpty ? layers.strings("allowSource") : command.allowSource
-        server.allowedNetworks = command.allowNetwork.isEmpty ? layers.strings("allowNetwork") : command.allowNetwork
-        server.localRoot = command.localRoot ?? layers.string("localRoot")
-        server.maximumSourceBytes = try command.maxSourceBytes?.bytes ?? layers.bytes("maxSourceBytes") ?? server.maximumSourceBytes
-        server.maximumPixels = try positive("max-pixels", command.maxPixels ?? layers.int("maxPixels")) ?? server.maximumPixels
-        server.maximumFrames = try positive("max-frames", command.maxFrames ?? layers.int("maxFrames")) ?? server.maximumFrames
-        server.downloadTimeout = try seconds("download-timeout", command.downloadTimeout ?? layers.double("downloadTimeout"))
+        host = command.host ?? layers.string(.host) ?? host
+        port = try Self.port("port", command.port ?? layers.int(.port)) ?? port
+        server.cacheDirectory = (command.cacheDirectory ?? layers.string(.cacheDir)).map { URL(fileURLWithPath: $0) }
+        server.signingKeys = try Self.signingKeys(command: command, layers: layers)
+        server.allowsUnsigned = command.insecureUnsigned || layers.bool(.insecureUnsigned) == true
+        server.allowedSourcePrefixes = command.allowSource.isEmpty ? layers.strings(.allowSource) : command.allowSource
+        server.allowedNetworks = command.allowNetwork.isEmpty ? layers.strings(.allowNetwork) : command.allowNetwork
+        server.localRoot = command.localRoot ?? layers.string(.localRoot)
+        server.maximumSourceBytes = try command.maxSourceBytes?.bytes ?? layers.bytes(.maxSourceBytes) ?? server.maximumSourceBytes
+        server.maximumPixels = try positive("max-pixels", command.maxPixels ?? layers.int(.maxPixels)) ?? server.maximumPixels
+        server.maximumFrames = try positive("max-frames", command.maxFrames ?? layers.int(.maxFrames)) ?? server.maximumFrames
+        server.maximumResultDimension = try positive(
+            "max-result-dimension", command.maxResultDimension ?? layers.int(.maxResultDimension)) ?? server.maximumResultDimension
+        server.maximumWorkingMemory = try command.maxWorkingMemory?.bytes ?? layers.bytes(.maxWorkingMemory) ?? server.maximumWorkingMemory
+        server.maximumOptions = try positive("max-options", command.maxOptions ?? layers.int(.maxOptions)) ?? server.maximumOptions
+        server.downloadTimeout = try seconds("download-timeout", command.downloadTimeout ?? layers.double(.downloadTimeout))
             ?? server.downloadTimeout
-        server.processingTimeout = try seconds("processing-timeout", command.processingTimeout ?? layers.double("processingTimeout"))
+        server.processingTimeout = try seconds("processing-timeout", command.processingTimeout ?? layers.double(.processingTimeout))
             ?? server.processingTimeout
-        server.workers = try positive("workers", command.workers ?? layers.int("workers")) ?? server.workers
-        if let queue = try command.queue ?? layers.int("queue") {
+        server.workers = try positive("workers", command.workers ?? layers.int(.workers)) ?? server.workers
+        if let queue = try command.queue ?? layers.int(.queue) {
             guard queue >= 0 else { throw Invalid(message: "--queue must be 0 or more") }
             server.queueLength = queue
         }
-        if let maxAge = try command.maxAge ?? layers.int("maxAge") {
+        if let maxAge = try command.maxAge ?? layers.int(.maxAge) {
             guard maxAge >= 0 else { throw Invalid(message: "--max-age must be 0 or more") }
             server.maxAge = .seconds(maxAge)
         }
-        server.diskCacheSize = try command.diskCacheSize?.bytes ?? layers.bytes("diskCacheSize") ?? server.diskCacheSize
-        server.memoryCacheSize = try command.memoryCacheSize?.bytes ?? layers.bytes("memoryCacheSize") ?? server.memoryCacheSize
-        for preset in command.presets.isEmpty ? layers.strings("preset") : command.presets {
+        server.diskCacheSize = try command.diskCacheSize?.bytes ?? layers.bytes(.diskCacheSize) ?? server.diskCacheSize
+        server.memoryCacheSize = try command.memoryCacheSize?.bytes ?? layers.bytes(.memoryCacheSize) ?? server.memoryCacheSize
+        for preset in command.presets.isEmpty ? layers.strings(.preset) : command.presets {
             guard let equals = preset.firstIndex(of: "="), equals != preset.startIndex else {
                 throw Invalid(message: "--preset \"\(preset)\": expected NAME=option/option/...")
             }
             let options = preset[preset.index(after: equals)...].split(separator: "/").map(String.init)
             server.presets[String(preset[..<equals])] = options
         }
-        server.developmentPage = command.dev || layers.bool("dev") == true
-        server.accessLog = !(command.noAccessLog || layers.bool("noAccessLog") == true)
-        shutdownTimeout = try seconds("shutdown-timeout", command.shutdownTimeout ?? layers.double("shutdownTimeout")) ?? shutdownTimeout
-        idleTimeout = try seconds("idle-timeout", command.idleTimeout ?? layers.double("idleTimeout")) ?? idleTimeout
+        server.developmentPage = command.dev || layers.bool(.dev) == true
+        server.accessLog = !(command.noAccessLog || layers.bool(.noAccessLog) == true)
+        if let format = command.accessLogFormat ?? layers.string(.accessLogFormat) {
+            guard let parsed = AccessLogFormat(rawValue: format) else {
+                let known = AccessLogFormat.allCases.map(\.rawValue).joined(separator: ", ")
+                throw Invalid(message: "--access-log-format \"\(format)\" is not one of \(known)")
+            }
+            server.accessLogFormat = parsed
+        }
+        shutdownTimeout = try seconds("shutdown-timeout", command.shutdownTimeout ?? layers.double(.shutdownTimeout)) ?? shutdownTimeout
+        if let drain = try command.drainDelay ?? layers.double(.drainDelay) {
+            guard drain >= 0, drain.isFinite else { throw Invalid(message: "--drain-delay must be 0 or more seconds") }
+            drainDelay = .milliseconds(Int((drain * 1000).rounded()))
+        }
+        idleTimeout = try seconds("idle-timeout", command.idleTimeout ?? layers.double(.idleTimeout)) ?? idleTimeout
+        headTimeout = try seconds("header-timeout", command.headerTimeout ?? layers.double(.headerTimeout)) ?? headTimeout
+        if let metricsPort = try Self.port("metrics-port", command.metricsPort ?? layers.int(.metricsPort)) {
+            metricsAddress = (command.metricsHost ?? layers.string(.metricsHost) ?? host, metricsPort)
+        } else if command.metricsHost != nil || layers.string(.metricsHost) != nil {
+            throw Invalid(message: "--metrics-host needs --metrics-port")
+        }
+    }
+
+    /// Key/salt pairs from `--key`/`--salt` flags, else `--key-file` (flag, variable or file setting), else
+    /// `MAGPIE_KEY`/`MAGPIE_SALT` (comma-separated for several).
+    private static func signingKeys(command: ServeCommand, layers: Layers) throws -> [(key: String, salt: String)] {
+        if command.keys.isEmpty, let path = command.keyFile ?? layers.string(.keyFile) {
+            do {
+                return try SigningKeyFile.read(path)
+            } catch {
+                throw Invalid(message: error.message)
+            }
+        }
+        let keys = command.keys.isEmpty ? layers.strings(.key) : command.keys
+        let salts = command.salts.isEmpty ? layers.strings(.salt) : command.salts
+        guard keys.count == salts.count else {
+            throw Invalid(message: "give one salt per key (\(keys.count) keys, \(salts.count) salts)")
+        }
+        return Array(zip(keys, salts)).map { (key: $0.0, salt: $0.1) }
+    }
+
+    /// Refuses `MAGPIE_` variables that name no setting, suggesting the nearest one.
+    static func checkEnvironment(_ environment: [String: String]) throws {
+        let known = ServeSettingKey.allCases.map(\.environmentName)
+        for name in environment.keys.sorted() where name.hasPrefix("MAGPIE_") {
+            guard !known.contains(name), !ServeSettingKey.otherEnvironmentNames.contains(name) else { continue }
+            let hint = ServeSettingKey.nearest(to: String(name.dropFirst(7)), among: ServeSettingKey.allCases.map(\.rawValue))
+                .map { " (did you mean \(ServeSettingKey(rawValue: $0)!.environmentName)?)" } ?? ""
+            throw Invalid(message: "unknown environment variable \(name)\(hint)")
+        }
+    }
+
+    /// Refuses a configuration file that is not a JSON object, with the parser's reason, or that has a key naming no
+    /// setting, suggesting the nearest one (`maxSourceByte`, `max_source_bytes` and `max-source-bytes` all get
+    /// `maxSourceBytes`).
+    static func checkConfigFile(_ path: String) throws {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw Invalid(message: "cannot read the configuration file \(path)")
+        }
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            let reason = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error.localizedDescription)"
+            throw Invalid(message: "the configuration file \(path) is not valid JSON: \(reason)")
+        }
+        guard let settings = object as? [String: Any] else {
+            throw Invalid(message: "the configuration file \(path) must hold a JSON object ({\"maxSourceBytes\": \"20MB\", …})")
+        }
+        let known = ServeSettingKey.allCases.map(\.rawValue)
+        for key in settings.keys.sorted() where !known.contains(key) {
+            let hint = ServeSettingKey.nearest(to: key, among: known).map { " (did you mean \"\($0)\"?)" } ?? ""
+            throw Invalid(message: "unknown setting \"\(key)\" in the configuration file \(path)\(hint)")
+        }
+    }
+
+    private static func port(_ name: String, _ value: Int?) throws -> Int? {
+        guard let value else { return nil }
+        guard (0...65_535).contains(value) else { throw Invalid(message: "--\(name) \(value) is not a port (0 to 65535)") }
+        return value
     }
 
     private func positive(_ name: String, _ value: Int?) throws -> Int? {
@@ -92,29 +174,31 @@ struct ServeSettings {
     private struct Layers {
         let reader: ConfigReader
 
-        func string(_ key: String) -> String? { reader.string(forKey: ConfigKey(key)) }
-        func strings(_ key: String) -> [String] { reader.stringArray(forKey: ConfigKey(key)) ?? [] }
-        func bool(_ key: String) -> Bool? { reader.bool(forKey: ConfigKey(key)) }
+        func string(_ key: ServeSettingKey) -> String? { reader.string(forKey: ConfigKey(key.rawValue)) }
+        func strings(_ key: ServeSettingKey) -> [String] { reader.stringArray(forKey: ConfigKey(key.rawValue)) ?? [] }
+        func bool(_ key: ServeSettingKey) -> Bool? { reader.bool(forKey: ConfigKey(key.rawValue)) }
 
-        func int(_ key: String) throws -> Int? {
-            if let value = reader.int(forKey: ConfigKey(key)) { return value }
+        func int(_ key: ServeSettingKey) throws -> Int? {
+            if let value = reader.int(forKey: ConfigKey(key.rawValue)) { return value }
             guard let text = string(key) else { return nil }
-            guard let value = Int(text) else { throw Invalid(message: "\(key): \"\(text)\" is not a whole number") }
+            guard let value = Int(text) else { throw Invalid(message: "\(key.rawValue): \"\(text)\" is not a whole number") }
             return value
         }
 
-        func double(_ key: String) throws -> Double? {
-            if let value = reader.double(forKey: ConfigKey(key)) { return value }
-            if let value = reader.int(forKey: ConfigKey(key)) { return Double(value) }
+        func double(_ key: ServeSettingKey) throws -> Double? {
+            if let value = reader.double(forKey: ConfigKey(key.rawValue)) { return value }
+            if let value = reader.int(forKey: ConfigKey(key.rawValue)) { return Double(value) }
             guard let text = string(key) else { return nil }
-            guard let value = Double(text) else { throw Invalid(message: "\(key): \"\(text)\" is not a number") }
+            guard let value = Double(text) else { throw Invalid(message: "\(key.rawValue): \"\(text)\" is not a number") }
             return value
         }
 
-        func bytes(_ key: String) throws -> Int? {
-            if let value = reader.int(forKey: ConfigKey(key)) { return value }
+        func bytes(_ key: ServeSettingKey) throws -> Int? {
+            if let value = reader.int(forKey: ConfigKey(key.rawValue)) { return value }
             guard let text = string(key) else { return nil }
-            guard let value = ByteCount(parsing: text) else { throw Invalid(message: "\(key): \"\(text)\" is not a size such as 50MB") }
+            guard let value = ByteCount(parsing: text) else {
+                throw Invalid(message: "\(key.rawValue): \"\(text)\" is not a size such as 50MB")
+            }
             return value.bytes
         }
     }

@@ -14,8 +14,20 @@ typedef enum {
     MG_ERR_NO_MEMORY = 5,     ///< allocation failed
     MG_ERR_ENCODE = 6,        ///< encoder failed
     MG_ERR_INVALID_ARGUMENT = 7,
-    MG_ERR_IO = 8             ///< the input file could not be read
+    MG_ERR_IO = 8,            ///< the input file could not be read
+    MG_ERR_CANCELLED = 9      ///< the thread's cancellation check asked the encoder to stop (mg_set_cancel_check)
 } mg_status;
+
+/// Asked by the encoders between rows (or through a codec's own progress hook) while they run on the thread that set
+/// it: a non-zero answer stops them with MG_ERR_CANCELLED. It must be cheap and must not call back into a codec.
+typedef int (*mg_cancel_check)(void *context);
+
+/// Sets (or, with NULL, clears) the calling thread's cancellation check. Per thread, so one check never reaches an
+/// encoder another job runs.
+void mg_set_cancel_check(mg_cancel_check check, void *context);
+
+/// Non-zero when the calling thread's cancellation check asks to stop; 0 when none is set.
+int mg_cancel_requested(void);
 
 /// Error detail filled by a failing call: the status and the codec's own message.
 typedef struct {

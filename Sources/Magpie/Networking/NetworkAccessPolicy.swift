@@ -21,6 +21,7 @@ public struct NetworkAccessPolicy: Sendable {
     /// When not empty, every hop's URL must start with one of these, e.g. `https://images.example.com/`. A prefix
     /// that ends at the host or port matches only that whole host and port (`https://a.example` does not match
     /// `https://a.example.evil.net/` nor `https://a.example@evil.net/`); scheme and host compare case-insensitively.
+    /// A hop whose path has a dot segment (``URLPath/hasDotSegment(_:)``: `..`, `%2e%2e`, `..%2f`) is refused.
     public var allowedSourcePrefixes: [String]
     /// Resolves host names; default ``SystemHostResolver``.
     public var resolver: any HostResolving
@@ -63,8 +64,12 @@ public struct NetworkAccessPolicy: Sendable {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             return "only http and https URLs are allowed"
         }
-        guard allowedSourcePrefixes.isEmpty
-            || allowedSourcePrefixes.contains(where: { Self.url(url.absoluteString, startsWith: $0) })
+        guard !allowedSourcePrefixes.isEmpty else { return nil }
+        // A prefix says nothing about a path an origin resolves above it (`/img/../secret.jpg`): such hops, a redirect's
+        // among them, are refused rather than compared.
+        let path = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path
+        if URLPath.hasDotSegment(path) { return "the URL's path has a dot segment" }
+        guard allowedSourcePrefixes.contains(where: { Self.url(url.absoluteString, startsWith: $0) })
         else { return "the URL is outside the allowed sources" }
         return nil
     }

@@ -44,6 +44,8 @@ public struct AVIFCoder: ImageCoder {
 
     /// Always true: AVIF encoding is implemented.
     public var canEncode: Bool { true }
+    /// AV1 stores each side minus one in 16 bits.
+    public var largestEncodableSize: PixelSize? { PixelSize(width: 65_536, height: 65_536) }
     /// True: AVIF carries the ICC profile (or CICP in an `nclx` box).
     public var embedsColorProfile: Bool { true }
 

@@ -39,8 +39,24 @@ enum CodecBridge {
     }
 
     static func encodingError(_ error: mg_error, format: ImageFormat) -> MagpieError {
+        // The thread's cancellation check stopped it (ImageCoderRegistry.encode(_:as:options:isCancelled:)).
+        if mg_status(UInt32(error.status)) == MG_ERR_CANCELLED { return .processingFailed(reason: .cancelled) }
         let text = message(of: error)
         return .encodingFailed(reason: .encoderFailed(format, message: text.isEmpty ? "encoder failed" : text))
+    }
+
+    /// Runs `body` with `isCancelled` as this thread's cancellation check for the C encoders (asked between rows),
+    /// cleared afterwards whatever `body` does.
+    static func withCancellationCheck<T>(_ isCancelled: @escaping @Sendable () -> Bool, _ body: () throws -> T) rethrows -> T {
+        let box = Unmanaged.passRetained(CancellationCheck(isCancelled))
+        mg_set_cancel_check({ context in
+            Unmanaged<CancellationCheck>.fromOpaque(context!).takeUnretainedValue().isCancelled() ? 1 : 0
+        }, box.toOpaque())
+        defer {
+            mg_set_cancel_check(nil, nil)
+            box.release()
+        }
+        return try body()
     }
 
     static func message(of error: mg_error) -> String {
@@ -92,5 +108,14 @@ enum CodecBridge {
             var zero: UInt8 = 0
             return try withUnsafePointer(to: &zero) { try body($0, 0) }
         }
+    }
+}
+
+/// A Swift closure the C encoders can reach through an opaque pointer.
+private final class CancellationCheck {
+    let isCancelled: @Sendable () -> Bool
+
+    init(_ isCancelled: @escaping @Sendable () -> Bool) {
+        self.isCancelled = isCancelled
     }
 }

@@ -25,6 +25,8 @@ public struct GIFCoder: ImageCoder {
 
     /// Always true: GIF encoding is implemented.
     public var canEncode: Bool { true }
+    /// GIF stores each side in 16 bits.
+    public var largestEncodableSize: PixelSize? { PixelSize(width: 65_535, height: 65_535) }
 
     /// Decodes a GIF into one full-canvas frame per image block (only the first with
     /// ``ImageDecodingOptions/onlyFirstFrame``).

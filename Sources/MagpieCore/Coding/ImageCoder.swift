@@ -40,6 +40,10 @@ public protocol ImageCoder: Sendable {
     func decode(_ file: ImageFile, options: ImageDecodingOptions) throws -> Image
     /// Whether ``encode(_:options:)`` is implemented; false by default.
     var canEncode: Bool { get }
+    /// The largest width and height ``encode(_:options:)`` can write, or nil when the format sets no limit below what
+    /// memory allows; nil by default. ``ImageCoderRegistry/encode(_:as:options:)`` refuses larger images with
+    /// ``MagpieError/EncodingFailureReason/sizeNotEncodable(_:size:limit:)`` before calling the encoder.
+    var largestEncodableSize: PixelSize? { get }
     /// Whether ``encode(_:options:)`` embeds ``Image/colorProfile`` in the file; false by default, and then the
     /// registry converts the pixels to sRGB before encoding, so colours never silently change.
     var embedsColorProfile: Bool { get }
@@ -63,6 +67,8 @@ extension ImageCoder {
     }
     /// False: coders that only decode need not implement encoding.
     public var canEncode: Bool { false }
+    /// Nil: no limit of the format's own.
+    public var largestEncodableSize: PixelSize? { nil }
     /// False: the registry hands such a coder sRGB pixels.
     public var embedsColorProfile: Bool { false }
     /// Always throws ``MagpieError/encodingFailed(reason:)`` with

@@ -144,8 +144,9 @@ public final class ImageCoderRegistry: Sendable {
     ///   - options: Encoder settings; ``ImageEncodingOptions/default`` is quality 85, lossy, white background.
     /// - Returns: The encoded file's bytes.
     /// - Throws: ``MagpieError/encodingFailed(reason:)`` with
-    ///   ``MagpieError/EncodingFailureReason/unsupportedFormat(_:)`` when no coder writes `format`, or the coder's
-    ///   own reason (an invalid option, an encoder error).
+    ///   ``MagpieError/EncodingFailureReason/unsupportedFormat(_:)`` when no coder writes `format`,
+    ///   ``MagpieError/EncodingFailureReason/sizeNotEncodable(_:size:limit:)`` when the format cannot hold the image's
+    ///   size, or the coder's own reason (an invalid option, an encoder error).
     ///
     /// Colour: the profile is embedded when the coder can (``ImageCoder/embedsColorProfile``); otherwise, and for
     /// ``ImageEncodingOptions/MetadataPolicy/strip``, the pixels are converted to sRGB first.
@@ -153,7 +154,24 @@ public final class ImageCoderRegistry: Sendable {
         guard let coder = allCoders.first(where: { $0.format == format && $0.canEncode }) else {
             throw MagpieError.encodingFailed(reason: .unsupportedFormat(format))
         }
+        if let limit = coder.largestEncodableSize, image.width > limit.width || image.height > limit.height {
+            throw MagpieError.encodingFailed(reason: .sizeNotEncodable(format, size: image.pixelSize, limit: limit))
+        }
         return try coder.encode(Self.prepared(image, for: coder, options: options), options: options)
+    }
+
+    /// ``encode(_:as:options:)``, stopping early once `isCancelled` answers true: the built-in JPEG, PNG, GIF and WebP
+    /// encoders ask it between rows, AVIF between frames (a large image takes seconds to write, and a server whose
+    /// deadline has passed wants its worker back). Call it on the thread that does the work (a
+    /// ``BoundedExecutor`` job): the check is the calling thread's.
+    ///
+    /// - Throws: As ``encode(_:as:options:)``, and ``MagpieError/ProcessingFailureReason/cancelled`` when stopped.
+    public func encode(
+        _ image: Image, as format: ImageFormat, options: ImageEncodingOptions = .default,
+        isCancelled: @escaping @Sendable () -> Bool
+    ) throws -> Data {
+        if isCancelled() { throw MagpieError.processingFailed(reason: .cancelled) }
+        return try CodecBridge.withCancellationCheck(isCancelled) { try encode(image, as: format, options: options) }
     }
 
     /// `image` ready for `coder`: converted to sRGB (profile dropped) when stripping, when the coder cannot embed a

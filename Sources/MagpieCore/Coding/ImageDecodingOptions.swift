@@ -95,7 +95,8 @@ public struct ImageDecodingOptions: Sendable, Equatable {
     }
 }
 
-/// Safety limits against decompression bombs: checked from headers before allocation.
+/// Safety limits against decompression bombs and against processing that would build one: decoders check the first
+/// three from headers before allocating; processors check every image they make against all five before allocating it.
 public struct ImageDecodingLimits: Sendable, Equatable {
     /// Most pixels a single frame (or animation canvas) may have. Default 100 megapixels.
     public var maxPixelsPerFrame: Int
@@ -103,6 +104,13 @@ public struct ImageDecodingLimits: Sendable, Equatable {
     public var maxTotalBytes: Int
     /// Most frames an animation may have. Default 10,000.
     public var maxFrameCount: Int
+    /// Most pixels along either side of an image a processor makes (imgproxy's maximum result dimension). Decoded
+    /// sources are not held to it: a panorama wider than it can still be shrunk. Default 65,535, the largest side
+    /// JPEG and GIF can store.
+    public var maxResultDimension: Int
+    /// Most bytes one processing step may hold at once besides its input: the frames it makes plus its scratch (a
+    /// resize's weight tables and rows, a blur's float planes). Default 2 GiB.
+    public var maxWorkingBytes: Int
 
     /// Creates limits; the defaults are those of ``default``.
     ///
@@ -110,12 +118,20 @@ public struct ImageDecodingLimits: Sendable, Equatable {
     ///   - maxPixelsPerFrame: Most pixels (width × height) of one frame or canvas.
     ///   - maxTotalBytes: Most bytes of decoded pixels over all frames.
     ///   - maxFrameCount: Most frames of an animation.
-    public init(maxPixelsPerFrame: Int = 100_000_000, maxTotalBytes: Int = 1 << 30, maxFrameCount: Int = 10_000) {
+    ///   - maxResultDimension: Most pixels along either side of a processor's output.
+    ///   - maxWorkingBytes: Most bytes of output and scratch one processing step may hold.
+    public init(
+        maxPixelsPerFrame: Int = 100_000_000, maxTotalBytes: Int = 1 << 30, maxFrameCount: Int = 10_000,
+        maxResultDimension: Int = 65_535, maxWorkingBytes: Int = 2 << 30
+    ) {
         self.maxPixelsPerFrame = maxPixelsPerFrame
         self.maxTotalBytes = maxTotalBytes
         self.maxFrameCount = maxFrameCount
+        self.maxResultDimension = maxResultDimension
+        self.maxWorkingBytes = maxWorkingBytes
     }
 
-    /// 100 megapixels per frame, 1 GiB in all, 10,000 frames.
+    /// 100 megapixels per frame, 1 GiB in all, 10,000 frames; results at most 65,535 pixels a side and 2 GiB of
+    /// working memory per processing step.
     public static let `default` = ImageDecodingLimits()
 }

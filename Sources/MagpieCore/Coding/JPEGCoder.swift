@@ -20,6 +20,8 @@ public struct JPEGCoder: ImageCoder {
     public var format: ImageFormat { .jpeg }
     /// Always true.
     public var canEncode: Bool { true }
+    /// JPEG stores each side in 16 bits; libjpeg-turbo writes at most 65,500 (its JPEG_MAX_DIMENSION).
+    public var largestEncodableSize: PixelSize? { PixelSize(width: 65_500, height: 65_500) }
 
     /// Reads the stored size and properties from the header without decoding pixels.
     ///

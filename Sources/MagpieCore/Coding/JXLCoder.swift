@@ -43,6 +43,8 @@ public struct JXLCoder: ImageCoder {
 
     /// Always true: JPEG XL encoding is implemented.
     public var canEncode: Bool { true }
+    /// The codestream level libjxl writes by default (5) holds at most 2^18 pixels a side.
+    public var largestEncodableSize: PixelSize? { PixelSize(width: 262_144, height: 262_144) }
     /// True: JPEG XL carries the ICC profile in its colour encoding.
     public var embedsColorProfile: Bool { true }
 

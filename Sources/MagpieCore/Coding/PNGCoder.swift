@@ -28,6 +28,8 @@ public struct PNGCoder: ImageCoder {
     public var format: ImageFormat { .png }
     /// Always true.
     public var canEncode: Bool { true }
+    /// libpng refuses to write a side over its default user limit (PNG_USER_WIDTH_MAX, PNG_USER_HEIGHT_MAX).
+    public var largestEncodableSize: PixelSize? { PixelSize(width: 1_000_000, height: 1_000_000) }
 
     /// Decodes a PNG, or all frames of an APNG; a broken animation gives the still (default) image instead.
     ///

@@ -39,6 +39,8 @@ public struct WebPCoder: ImageCoder {
 
     /// Always true: WebP encoding is implemented.
     public var canEncode: Bool { true }
+    /// WebP stores each side in 14 bits (WEBP_MAX_DIMENSION).
+    public var largestEncodableSize: PixelSize? { PixelSize(width: 16_383, height: 16_383) }
 
     /// Decodes a complete WebP file; see the type's documentation for the rules.
     ///

@@ -64,6 +64,9 @@ public enum MagpieError: Error, Sendable, CustomStringConvertible {
         case invalidOption(String)
         /// The encoder reported an error.
         case encoderFailed(ImageFormat, message: String)
+        /// The format cannot store an image of `size`: a side is over its largest, `limit`
+        /// (``ImageCoder/largestEncodableSize``). Checked before the encoder is called.
+        case sizeNotEncodable(ImageFormat, size: PixelSize, limit: PixelSize)
     }
 
     /// Why an image could not be created.
@@ -90,11 +93,23 @@ public enum MagpieError: Error, Sendable, CustomStringConvertible {
         case invalidParameter(processor: String, message: String)
         /// The processor returned no image for its input.
         case processorFailed(identifier: String)
-        /// The processor would make an image bigger than the retrieval's ``ImageDecodingLimits`` allow
-        /// (`size` per frame, `frames` frames); nothing was allocated.
-        case outputTooLarge(processor: String, size: PixelSize, frames: Int, maxPixelsPerFrame: Int, maxTotalBytes: Int)
+        /// The processor would make an image (`size` per frame, `frames` frames), or need working memory for it,
+        /// beyond one of the retrieval's ``ImageDecodingLimits``, named by `limit`; nothing was allocated.
+        case outputTooLarge(processor: String, size: PixelSize, frames: Int, limit: ProcessingLimit)
         /// Nobody waits for the result any more (``ImageProcessingContext/isCancelled``); the work stopped early.
         case cancelled
+    }
+
+    /// The limit of ``ImageDecodingLimits`` a processor's output would break, with the configured value.
+    public enum ProcessingLimit: Sendable, Equatable {
+        /// A side longer than ``ImageDecodingLimits/maxResultDimension``.
+        case dimension(Int)
+        /// More pixels in a frame than ``ImageDecodingLimits/maxPixelsPerFrame``.
+        case pixelsPerFrame(Int)
+        /// More bytes over all frames than ``ImageDecodingLimits/maxTotalBytes``.
+        case totalBytes(Int)
+        /// Output plus scratch (`needed` bytes) over ``ImageDecodingLimits/maxWorkingBytes`` (`limit`).
+        case workingBytes(needed: Int, limit: Int)
     }
 
     /// Why a cache operation failed.
@@ -180,6 +195,11 @@ extension MagpieError.EncodingFailureReason: CustomStringConvertible {
         case .unsupportedFormat(let format): "no encoder for \(format)"
         case .invalidOption(let message): "invalid option: \(message)"
         case .encoderFailed(let format, let message): "\(format) encoder: \(message)"
+        case .sizeNotEncodable(let format, let size, let limit):
+            size.height > limit.height && size.width <= limit.width
+                ? "\(size) exceeds \(format)'s \(limit.height) rows"
+                : size.width > limit.width && size.height <= limit.height
+                    ? "\(size) exceeds \(format)'s \(limit.width) columns" : "\(size) exceeds \(format)'s \(limit) pixels"
         }
     }
 }
@@ -220,10 +240,21 @@ extension MagpieError.ProcessingFailureReason: CustomStringConvertible {
         case .invalidSpecification(let spec, let message): "invalid processor \"\(spec)\": \(message)"
         case .invalidParameter(let processor, let message): "\(processor): \(message)"
         case .processorFailed(let identifier): "processor \(identifier) produced no image"
-        case .outputTooLarge(let processor, let size, let frames, let maxPixels, let maxBytes):
-            "processor \(processor) would make a \(size) image\(frames > 1 ? " × \(frames) frames" : ""), over the limits "
-                + "(\(maxPixels) pixels per frame, \(maxBytes) bytes in all)"
+        case .outputTooLarge(let processor, let size, let frames, let limit):
+            "processor \(processor) would make a \(size) image\(frames > 1 ? " × \(frames) frames" : ""), \(limit)"
         case .cancelled: "cancelled"
+        }
+    }
+}
+
+extension MagpieError.ProcessingLimit: CustomStringConvertible {
+    /// What was over which limit, for example `over the limit of 16384 pixels a side`.
+    public var description: String {
+        switch self {
+        case .dimension(let limit): "over the limit of \(limit) pixels a side"
+        case .pixelsPerFrame(let limit): "over the limit of \(limit) pixels per frame"
+        case .totalBytes(let limit): "over the limit of \(limit) bytes in all"
+        case .workingBytes(let needed, let limit): "needing \(needed) bytes of working memory, over the limit of \(limit)"
         }
     }
 }

@@ -38,24 +38,51 @@ package enum HTTPDate {
 
     /// `date` as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), whole seconds (rounded down).
     package static func format(_ date: Date) -> String {
-        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let time = seconds - days * 86_400
-        // Howard Hinnant's civil_from_days.
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        // 1970-01-01 was a Thursday.
-        let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][((days % 7) + 7) % 7]
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let name = months[month - 1].prefix(1).uppercased() + months[month - 1].dropFirst()
-        return "\(weekday), \(two(day)) \(name) \(year) \(two(time / 3600)):\(two(time / 60 % 60)):\(two(time % 60)) GMT"
+        let t = CivilTime(date)
+        return "\(t.weekdayName), \(two(t.day)) \(t.monthName) \(t.year) \(two(t.hour)):\(two(t.minute)):\(two(t.second)) GMT"
+    }
+
+    /// `date` as access logs in the Common Log Format write it: `06/Nov/1994:08:49:37 +0000` (UTC).
+    package static func commonLogFormat(_ date: Date) -> String {
+        let t = CivilTime(date)
+        return "\(two(t.day))/\(t.monthName)/\(t.year):\(two(t.hour)):\(two(t.minute)):\(two(t.second)) +0000"
+    }
+
+    /// `date` in RFC 3339 with milliseconds, UTC: `1994-11-06T08:49:37.250Z`.
+    package static func rfc3339(_ date: Date) -> String {
+        let t = CivilTime(date)
+        let milliseconds = (Int((date.timeIntervalSince1970 * 1000).rounded(.down)) % 1000 + 1000) % 1000
+        let millis = milliseconds < 10 ? "00\(milliseconds)" : milliseconds < 100 ? "0\(milliseconds)" : "\(milliseconds)"
+        return "\(t.year)-\(two(t.month))-\(two(t.day))T\(two(t.hour)):\(two(t.minute)):\(two(t.second)).\(millis)Z"
+    }
+
+    private static func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+
+    /// A moment's UTC calendar date and clock time, whole seconds (rounded down).
+    private struct CivilTime {
+        let year, month, day, hour, minute, second: Int
+        let weekdayName: String
+
+        var monthName: String { HTTPDate.months[month - 1].prefix(1).uppercased() + HTTPDate.months[month - 1].dropFirst() }
+
+        init(_ date: Date) {
+            let seconds = Int(date.timeIntervalSince1970.rounded(.down))
+            let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+            let time = seconds - days * 86_400
+            // Howard Hinnant's civil_from_days.
+            let shifted = days + 719_468
+            let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+            let dayOfEra = shifted - era * 146_097
+            let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+            let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+            let monthIndex = (5 * dayOfYear + 2) / 153
+            day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+            month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+            year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+            // 1970-01-01 was a Thursday.
+            weekdayName = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][((days % 7) + 7) % 7]
+            (hour, minute, second) = (time / 3600, time / 60 % 60, time % 60)
+        }
     }
 
     private static func monthNumber(_ name: String) -> Int? {

@@ -62,18 +62,31 @@ extension ImageProcessor {
         }
     }
 
-    /// Refuses to make an image of `size` with `frameCount` frames when it would break the retrieval's decoding limits
-    /// (``ImageDecodingLimits``): those bound every image the pipeline holds, so a text form such as
-    /// `resize:90000x90000` from an untrusted caller fails with a typed error before any memory is taken.
-    func checkOutputSize(_ size: PixelSize, frameCount: Int, context: ImageProcessingContext) throws {
+    /// Refuses to make an image of `size` with `frameCount` frames, needing `scratchBytes` of other buffers while it is
+    /// made, when that would break the retrieval's limits (``ImageDecodingLimits``): a side over
+    /// ``ImageDecodingLimits/maxResultDimension``, a frame over ``ImageDecodingLimits/maxPixelsPerFrame``, all frames
+    /// over ``ImageDecodingLimits/maxTotalBytes``, or frames and scratch together over
+    /// ``ImageDecodingLimits/maxWorkingBytes``. So a text form such as `resize:1x49000000` from an untrusted caller
+    /// fails with a typed error before any memory is taken.
+    func checkOutput(_ size: PixelSize, frameCount: Int, scratchBytes: Int = 0, context: ImageProcessingContext) throws {
         let limits = context.limits
+        func refuse(_ limit: MagpieError.ProcessingLimit) -> MagpieError {
+            .processingFailed(reason: .outputTooLarge(processor: identifier, size: size, frames: frameCount, limit: limit))
+        }
+        guard size.width <= limits.maxResultDimension, size.height <= limits.maxResultDimension else {
+            throw refuse(.dimension(limits.maxResultDimension))
+        }
+        // Both sides are now at most maxResultDimension, but that limit is the caller's to set: keep every product checked.
         let (pixels, pixelOverflow) = size.width.multipliedReportingOverflow(by: size.height)
+        guard !pixelOverflow, pixels <= limits.maxPixelsPerFrame else { throw refuse(.pixelsPerFrame(limits.maxPixelsPerFrame)) }
         let (frameBytes, byteOverflow) = pixels.multipliedReportingOverflow(by: 4)
         let (totalBytes, totalOverflow) = frameBytes.multipliedReportingOverflow(by: max(frameCount, 1))
-        if pixelOverflow || byteOverflow || totalOverflow || pixels > limits.maxPixelsPerFrame || totalBytes > limits.maxTotalBytes {
-            throw MagpieError.processingFailed(reason: .outputTooLarge(
-                processor: identifier, size: size, frames: frameCount,
-                maxPixelsPerFrame: limits.maxPixelsPerFrame, maxTotalBytes: limits.maxTotalBytes))
+        guard !byteOverflow, !totalOverflow, totalBytes <= limits.maxTotalBytes else {
+            throw refuse(.totalBytes(limits.maxTotalBytes))
+        }
+        let (working, workingOverflow) = totalBytes.addingReportingOverflow(max(0, scratchBytes))
+        guard !workingOverflow, working <= limits.maxWorkingBytes else {
+            throw refuse(.workingBytes(needed: workingOverflow ? .max : working, limit: limits.maxWorkingBytes))
         }
     }
 }

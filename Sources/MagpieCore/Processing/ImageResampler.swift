@@ -22,20 +22,25 @@ public enum ImageResampler {
     ///   - pixels: The source pixels.
     ///   - size: The output size in pixels; both sides positive.
     ///   - filter: The resampling kernel (default ``ResamplingFilter/lanczos3``).
+    ///   - isCancelled: Asked every few output rows; once it answers true the resize stops (default: never).
     /// - Returns: The resized pixels; `pixels` itself when the size is unchanged.
     /// - Throws: ``MagpieError/processingFailed(reason:)`` with
-    ///   ``MagpieError/ProcessingFailureReason/invalidTargetSize(_:)`` for a non-positive size, or
+    ///   ``MagpieError/ProcessingFailureReason/invalidTargetSize(_:)`` for a non-positive size or
+    ///   ``MagpieError/ProcessingFailureReason/cancelled`` when `isCancelled` answered true, or
     ///   ``MagpieError/imageCreationFailed(reason:)`` when the output cannot be allocated.
-    public static func resize(_ pixels: PixelBuffer, to size: PixelSize, filter: ResamplingFilter = .lanczos3) throws -> PixelBuffer {
+    public static func resize(
+        _ pixels: PixelBuffer, to size: PixelSize, filter: ResamplingFilter = .lanczos3,
+        isCancelled: () -> Bool = { false }
+    ) throws -> PixelBuffer {
         guard size.width > 0, size.height > 0 else {
             throw MagpieError.processingFailed(reason: .invalidTargetSize(size))
         }
         if size.width == pixels.width && size.height == pixels.height { return pixels }
         if let factors = reduction(from: PixelSize(width: pixels.width, height: pixels.height), to: size, filter: filter) {
             let reduced = try BoxReducer.reduce(pixels, factorX: factors.x, factorY: factors.y)
-            return try convolve(reduced, to: size, filter: filter)
+            return try convolve(reduced, to: size, filter: filter, isCancelled: isCancelled)
         }
-        return try convolve(pixels, to: size, filter: filter)
+        return try convolve(pixels, to: size, filter: filter, isCancelled: isCancelled)
     }
 
     /// The whole factors `resize` box-averages by before filtering; nil when it filters the source directly.
@@ -50,15 +55,29 @@ public enum ImageResampler {
         return (max(1, fx), max(1, fy))
     }
 
-    /// An upper bound of what `resize` holds besides its output: the target width × the source height after the box
-    /// pre-reduction (rounded up), which the horizontal pass's float rows never exceed (they stream through a ring of
-    /// a few rows). Processors check it against the limits before enlarging.
-    static func intermediateSize(from source: PixelSize, to size: PixelSize, filter: ResamplingFilter = .lanczos3) -> PixelSize {
-        let fy = reduction(from: source, to: size, filter: filter)?.y ?? 1
-        return PixelSize(width: size.width, height: (source.height + fy - 1) / fy)
+    /// An upper bound of the bytes `resize` holds besides its input and its output: the box-reduced copy (when it
+    /// reduces first), the weight tables of both passes, the ring of horizontally filtered float rows and the row
+    /// buffers. Computed from the sizes alone, so processors check it against the limits before anything is allocated
+    /// (the tables grow with the target's sides: 49 million rows once took a gigabyte of them).
+    static func scratchBytes(from source: PixelSize, to size: PixelSize, filter: ResamplingFilter = .lanczos3) -> Int {
+        var input = source
+        var total = 0
+        if let factors = reduction(from: source, to: size, filter: filter) {
+            input = PixelSize(width: (source.width + factors.x - 1) / factors.x, height: (source.height + factors.y - 1) / factors.y)
+            total = input.width.saturatingMultiply(input.height).saturatingMultiply(4)
+        }
+        let float4 = MemoryLayout<SIMD4<Float>>.stride
+        let verticalTaps = Contributions.maximumTaps(source: input.height, destination: size.height, filter: filter)
+        let ring = size.width.saturatingMultiply(min(input.height, verticalTaps + 2)).saturatingMultiply(float4)
+        let rows = input.width.saturatingAdd(size.width).saturatingMultiply(float4)
+        let tables = Contributions.bytes(source: input.width, destination: size.width, filter: filter)
+            .saturatingAdd(Contributions.bytes(source: input.height, destination: size.height, filter: filter))
+        return total.saturatingAdd(ring).saturatingAdd(rows).saturatingAdd(tables)
     }
 
-    private static func convolve(_ pixels: PixelBuffer, to size: PixelSize, filter: ResamplingFilter) throws -> PixelBuffer {
+    private static func convolve(
+        _ pixels: PixelBuffer, to size: PixelSize, filter: ResamplingFilter, isCancelled: () -> Bool
+    ) throws -> PixelBuffer {
         // The output first: a target too large to allocate (`resize:6111111111110x4622`, found by the
         // spec fuzzer) must be a typed error before the weight tables and rows are sized by it.
         var output = try PixelBuffer.uninitialized(width: size.width, height: size.height)
@@ -78,6 +97,7 @@ public enum ImageResampler {
         var slotRow = [Int](repeating: -1, count: ringRows)
         var line = [SIMD4<Float>](repeating: .zero, count: pixels.width)
         var accumulator = [SIMD4<Float>](repeating: .zero, count: size.width)
+        var cancelled = false
         pixels.withUnsafeBytes { raw in
             let src = raw.bindMemory(to: UInt8.self)
             output.withUnsafeMutableBytes { outRaw in
@@ -112,6 +132,11 @@ public enum ImageResampler {
                                     // Vertical pass: whole intermediate rows are scaled and summed into one
                                     // accumulator row, so memory is read sequentially rather than a row apart per tap.
                                     for y in 0..<size.height {
+                                        // A tall target takes seconds: a caller that gave up stops it between rows.
+                                        if y & 63 == 63, isCancelled() {
+                                            cancelled = true
+                                            return
+                                        }
                                         acc.update(repeating: .zero)
                                         for k in 0..<count[y] {
                                             let sourceRow = first[y] + k
@@ -138,6 +163,7 @@ public enum ImageResampler {
                 }
             }
         }
+        if cancelled { throw MagpieError.processingFailed(reason: .cancelled) }
         return output
     }
 
@@ -180,51 +206,79 @@ public enum ImageResampler {
 
     /// For each output index: the first source index, the number of taps, and the
     /// normalised weights, stored contiguously at `index * stride` (no nested arrays in
-    /// the inner loops).
+    /// the inner loops, and none while building: one small array per output index once
+    /// made a 49-million-row target cost gigabytes of allocations).
     struct Contributions {
-        var first: [Int] = []
-        var count: [Int] = []
-        var weights: [Float] = []
+        var first: [Int]
+        var count: [Int]
+        var weights: [Float]
         var stride = 1
+
+        /// The most source samples one output index can read: the filter's window at this scale, plus one for the
+        /// rounding at each end. An upper bound of ``stride``.
+        static func maximumTaps(source: Int, destination: Int, filter: ResamplingFilter) -> Int {
+            if filter == .nearest { return 1 }
+            let widen = max(Double(source) / Double(destination), 1)
+            let window = (2 * filter.support * widen).rounded(.up) + 2
+            return Int(min(window, Double(max(source, 1))))
+        }
+
+        /// An upper bound of the tables' bytes for these sizes.
+        static func bytes(source: Int, destination: Int, filter: ResamplingFilter) -> Int {
+            let perIndex = 2 * MemoryLayout<Int>.stride
+                + maximumTaps(source: source, destination: destination, filter: filter) * MemoryLayout<Float>.stride
+            return destination.saturatingMultiply(perIndex)
+        }
 
         init(source: Int, destination: Int, filter: ResamplingFilter) {
             let scale = Double(source) / Double(destination)
             let widen = max(scale, 1)
             let support = filter.support * widen
-            var lists: [[Float]] = []
-            lists.reserveCapacity(destination)
+            let capacity = Self.maximumTaps(source: source, destination: destination, filter: filter)
+            first = [Int](repeating: 0, count: destination)
+            count = [Int](repeating: 1, count: destination)
+            // Written at `i * capacity` first, then packed down to the widest window actually used.
+            weights = [Float](repeating: 0, count: capacity * destination)
+            var window = [Double](repeating: 0, count: capacity)
+            var widest = 1
             for i in 0..<destination {
                 let center = (Double(i) + 0.5) * scale
                 let nearest = min(source - 1, Int(center))
+                func single() {
+                    first[i] = nearest
+                    weights[i * capacity] = 1
+                }
                 if filter == .nearest {
-                    first.append(nearest)
-                    lists.append([1])
+                    single()
                     continue
                 }
                 let lo = max(Int((center - support).rounded(.down)), 0)
                 let hi = min(Int((center + support).rounded(.up)), source)
-                var w: [Double] = []
-                for j in lo..<max(hi, lo + 1) {
-                    w.append(filter.weight((Double(j) + 0.5 - center) / widen))
+                let taps = min(max(hi, lo + 1) - lo, capacity)
+                var sum = 0.0
+                for k in 0..<taps {
+                    window[k] = filter.weight((Double(lo + k) + 0.5 - center) / widen)
+                    sum += window[k]
                 }
-                let sum = w.reduce(0, +)
                 if sum == 0 {
-                    first.append(nearest)
-                    lists.append([1])
+                    single()
                     continue
                 }
                 // Drop zero weights at the ends to keep the inner loops short.
-                var start = 0, end = w.count
-                while start < end - 1 && w[start] == 0 { start += 1 }
-                while end - 1 > start && w[end - 1] == 0 { end -= 1 }
-                first.append(lo + start)
-                lists.append(w[start..<end].map { Float($0 / sum) })
+                var start = 0, end = taps
+                while start < end - 1 && window[start] == 0 { start += 1 }
+                while end - 1 > start && window[end - 1] == 0 { end -= 1 }
+                first[i] = lo + start
+                count[i] = end - start
+                widest = max(widest, end - start)
+                for k in start..<end { weights[i * capacity + k - start] = Float(window[k] / sum) }
             }
-            stride = lists.map(\.count).max() ?? 1
-            count = lists.map(\.count)
-            weights = [Float](repeating: 0, count: stride * destination)
-            for (i, list) in lists.enumerated() {
-                for (k, value) in list.enumerated() { weights[i * stride + k] = value }
+            stride = widest
+            if widest < capacity {
+                for i in 0..<destination {
+                    for k in 0..<widest { weights[i * widest + k] = weights[i * capacity + k] }
+                }
+                weights.removeLast(weights.count - widest * destination)
             }
         }
 
@@ -280,7 +334,14 @@ extension Image {
     /// - Throws: ``MagpieError/processingFailed(reason:)`` with
     ///   ``MagpieError/ProcessingFailureReason/invalidTargetSize(_:)`` for a non-positive size.
     public func resized(to size: PixelSize, filter: ResamplingFilter = .lanczos3) throws -> Image {
-        try mapFrames { try ImageResampler.resize($0, to: size, filter: filter) }
+        try resized(to: size, filter: filter, isCancelled: { false })
+    }
+
+    /// Every frame resized to exactly `size`, stopping once `isCancelled` answers true (it is asked every few rows).
+    ///
+    /// - Throws: As ``resized(to:filter:)``, and ``MagpieError/ProcessingFailureReason/cancelled``.
+    func resized(to size: PixelSize, filter: ResamplingFilter = .lanczos3, isCancelled: () -> Bool) throws -> Image {
+        try mapFrames { try ImageResampler.resize($0, to: size, filter: filter, isCancelled: isCancelled) }
     }
 
     /// Every frame resized to fit inside `box` keeping the aspect ratio; never enlarged unless `upscale`.

@@ -1,4 +1,5 @@
 import Crypto
+import Magpie
 
 /// Signs and verifies image URL paths the way imgproxy does, so existing signing code in any language works.
 ///

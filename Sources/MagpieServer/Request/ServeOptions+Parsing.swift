@@ -20,15 +20,21 @@ extension ServeOptions {
     ///   - fileExtension: The URL's extension (``ServePath/fileExtension``); it sets the format like `format:`, and
     ///     the two must agree when both are given.
     ///   - presets: Named lists of option segments from the server's configuration.
+    ///   - maximumOptions: Most segments once presets are expanded.
     ///   - registry: The coders, asked which formats can be written.
-    /// - Throws: A 400 ``ServeRequestError`` naming the first bad segment, preset or extension.
+    /// - Throws: A 400 ``ServeRequestError`` naming the first bad segment, preset or extension, or saying there are
+    ///   more than `maximumOptions` segments.
     public static func parse(
-        _ segments: [String], fileExtension: String?, presets: [String: [String]],
+        _ segments: [String], fileExtension: String?, presets: [String: [String]], maximumOptions: Int = .max,
         registry: ImageCoderRegistry = .shared
     ) throws(ServeRequestError) -> ServeOptions {
         var options = ServeOptions()
         var format: RequestedFormat?
-        for (segment, preset) in try expand(segments, presets: presets) {
+        let expanded = try expand(segments, presets: presets)
+        guard expanded.count <= maximumOptions else {
+            throw .badRequest("the options come to \(expanded.count) with their presets expanded; at most \(maximumOptions) are allowed")
+        }
+        for (segment, preset) in expanded {
             let origin = preset.map { " (from preset \(ServeRequestError.quoted($0)))" } ?? ""
             try options.apply(segment, origin: origin, format: &format, registry: registry)
         }

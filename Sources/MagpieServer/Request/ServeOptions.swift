@@ -1,5 +1,5 @@
 /// What a request asks to be done to the image and how to write it, from its option segments
-/// (``parse(_:fileExtension:presets:registry:)``).
+/// (``parse(_:fileExtension:presets:maximumOptions:registry:)``).
 public struct ServeOptions: Sendable, Equatable {
     /// Whether pixels keep their colour profile or are converted to sRGB.
     public enum ColorHandling: String, Sendable, Equatable, CaseIterable {

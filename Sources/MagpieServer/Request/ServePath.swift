@@ -1,3 +1,5 @@
+import Magpie
+
 /// An image URL path taken apart, before its signature is checked or its options are interpreted.
 ///
 /// The shape is imgproxy's:
@@ -23,10 +25,13 @@ public struct ServePath: Sendable, Equatable {
 
     /// Takes `path` apart.
     ///
-    /// - Parameter path: The request path as received (percent-encoded), starting with `/`, without the query.
-    /// - Throws: A 400 ``ServeRequestError`` for a missing signature or source, an empty segment, a malformed source
-    ///   URL, extension or percent escape, or a source that is not `http`, `https` or `local:///`.
-    public static func parse(_ path: String) throws(ServeRequestError) -> ServePath {
+    /// - Parameters:
+    ///   - path: The request path as received (percent-encoded), starting with `/`, without the query.
+    ///   - maximumOptions: Most option segments allowed; the parse stops at the first one past it.
+    /// - Throws: A 400 ``ServeRequestError`` for a missing signature or source, an empty segment, more options than
+    ///   `maximumOptions`, a malformed source URL, extension or percent escape, or a source that is not `http`, `https`
+    ///   or `local:///`.
+    public static func parse(_ path: String, maximumOptions: Int = .max) throws(ServeRequestError) -> ServePath {
         guard path.hasPrefix("/") else { throw .badRequest("the path must start with \"/\"") }
         guard !path.contains("?"), !path.contains("#") else {
             throw .badRequest("the path contains \"?\" or \"#\" (write them %3F and %23 in a plain source URL)")
@@ -41,6 +46,9 @@ public struct ServePath: Sendable, Equatable {
             let segment = rest[..<end]
             guard !segment.isEmpty else { throw .badRequest("the path has an empty segment (\"//\")") }
             if !segment.contains(":") { break }
+            guard options.count < maximumOptions else {
+                throw .badRequest("the path has more than \(maximumOptions) options")
+            }
             guard let decoded = PercentDecoding.lenient(segment) else {
                 throw .badRequest("option \(ServeRequestError.quoted(segment)) is not UTF-8 once percent-decoded")
             }

@@ -16,11 +16,12 @@ public struct ServeRequest: Sendable {
     ///   - signer: The configured keys.
     ///   - allowsUnsigned: Whether unsigned URLs are served.
     ///   - presets: Named lists of option segments from the configuration.
+    ///   - maximumOptions: Most option segments in the path, and after presets are expanded (default 64).
     /// - Throws: ``ServeRequestError`` with status 403 for an unsigned URL the server does not allow or a signature
-    ///   that does not verify; status 400 for anything malformed (``ServePath/parse(_:)``,
-    ///   ``ServeOptions/parse(_:fileExtension:presets:registry:)``).
+    ///   that does not verify; status 400 for anything malformed (``ServePath/parse(_:maximumOptions:)``,
+    ///   ``ServeOptions/parse(_:fileExtension:presets:maximumOptions:registry:)``).
     public static func parse(
-        path: String, signer: ImageURLSigner, allowsUnsigned: Bool, presets: [String: [String]]
+        path: String, signer: ImageURLSigner, allowsUnsigned: Bool, presets: [String: [String]], maximumOptions: Int = 64
     ) throws(ServeRequestError) -> ServeRequest {
         let (signature, signedPath) = ServePath.split(path)
         if signature == "_" || signature == "insecure" {
@@ -28,8 +29,9 @@ public struct ServeRequest: Sendable {
         } else if !signer.isValid(signature: String(signature), path: String(signedPath)) {
             throw .forbidden("invalid signature")
         }
-        let parsed = try ServePath.parse(path)
-        let options = try ServeOptions.parse(parsed.optionSegments, fileExtension: parsed.fileExtension, presets: presets)
+        let parsed = try ServePath.parse(path, maximumOptions: maximumOptions)
+        let options = try ServeOptions.parse(
+            parsed.optionSegments, fileExtension: parsed.fileExtension, presets: presets, maximumOptions: maximumOptions)
         return ServeRequest(source: parsed.source, options: options)
     }
 }

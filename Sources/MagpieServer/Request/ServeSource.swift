@@ -1,3 +1,4 @@
+import Magpie
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -7,7 +8,8 @@ import Foundation
 /// Where the image of a request comes from.
 public enum ServeSource: Sendable, Equatable {
     /// An `http` or `https` URL, normalised: scheme and host in lowercase, no default port, no fragment, an empty
-    /// path written `/`. Never carries user info. Whether the server may fetch it is the source policy's decision.
+    /// path written `/`, `.` and `..` segments resolved (``URLPath/removingDotSegments(_:)``). Never carries user info
+    /// nor a dot segment behind an encoded separator. Whether the server may fetch it is the source policy's decision.
     case remote(URL)
     /// A file under the server's local root, from a `local:///path` URL: the percent-decoded path, starting with `/`,
     /// relative to that root. Its segments are never empty, `.` or `..` and it contains no NUL; resolving symbolic
@@ -60,6 +62,11 @@ public enum ServeSource: Sendable, Equatable {
         if components.port == (scheme == "https" ? 443 : 80) { components.port = nil }
         components.fragment = nil
         if components.percentEncodedPath.isEmpty { components.percentEncodedPath = "/" }
+        // Resolved here, so the prefix check and the origin see the same path: `/img/../secret.jpg` is `/secret.jpg`.
+        components.percentEncodedPath = URLPath.removingDotSegments(components.percentEncodedPath)
+        guard !URLPath.hasDotSegment(components.percentEncodedPath) else {
+            throw .badRequest("source URL \(quoted) hides a dot segment behind an encoded separator (%2F, %5C or \\)")
+        }
         guard let normalized = components.url else { throw .badRequest("source URL \(quoted) is not a valid URL") }
         return .remote(normalized)
     }

@@ -44,8 +44,16 @@ extension ImageServer {
             try await BoundedExecutor.processing.run { isCancelled in
                 let context = ImageProcessingContext(decodingOptions: decoding, isCancelled: isCancelled)
                 let processStart = ContinuousClock.now
-                guard let processed = try options.processor.process(item: .image(sourceImage), context: context) else {
-                    throw MagpieError.processingFailed(reason: .processorFailed(identifier: options.processor.identifier))
+                let processed: Image
+                do {
+                    guard let image = try options.processor.process(item: .image(sourceImage), context: context) else {
+                        throw MagpieError.processingFailed(reason: .processorFailed(identifier: options.processor.identifier))
+                    }
+                    processed = image
+                } catch MagpieError.processingFailed(reason: .cancelled) {
+                    // The deadline answered 503 and cancelled this job: its processors stopped between rows.
+                    self.metrics.jobCancelled()
+                    throw MagpieError.processingFailed(reason: .cancelled)
                 }
                 self.metrics.phase(.process, ContinuousClock.now - processStart)
                 let choice = options.outputFormat(
@@ -55,9 +63,16 @@ extension ImageServer {
                 if options.quality == nil { encoding.quality = Self.defaultQuality(choice.format) }
                 // libavif's default effort takes seconds per megapixel; 8 is what image servers use for on-line work.
                 if choice.format == .avif { encoding.speed = 8 }
-                try context.checkCancellation()
                 let encodeStart = ContinuousClock.now
-                let data = try ImageCoderRegistry.shared.encode(processed, as: choice.format, options: encoding)
+                let data: Data
+                do {
+                    data = try ImageCoderRegistry.shared.encode(
+                        processed, as: choice.format, options: encoding, isCancelled: context.isCancelled)
+                } catch MagpieError.processingFailed(reason: .cancelled) {
+                    // The encoders stop between rows too: a 49 MP PNG takes longer to write than to make.
+                    self.metrics.jobCancelled()
+                    throw MagpieError.processingFailed(reason: .cancelled)
+                }
                 self.metrics.phase(.encode, ContinuousClock.now - encodeStart)
                 return (data, (choice.format, choice.variesOnAccept))
             }
@@ -83,11 +98,14 @@ extension ImageServer {
     }
 
     /// Decoding shrinks a source to what the first resize needs (JPEG DCT scaling, WebP scaled decoding): a 2K
-    /// photo thumbnailed to 512 decodes a quarter of the pixels. Limits are the server's; `color:srgb` converts.
+    /// photo thumbnailed to 512 decodes a quarter of the pixels. Limits are the server's (sources, results, working
+    /// memory); `color:srgb` converts.
     func decodingOptions(for options: ServeOptions) -> ImageDecodingOptions {
         var decoding = ImageDecodingOptions.default
         decoding.limits.maxPixelsPerFrame = configuration.maximumPixels
         decoding.limits.maxFrameCount = configuration.maximumFrames
+        decoding.limits.maxResultDimension = configuration.maximumResultDimension
+        decoding.limits.maxWorkingBytes = configuration.maximumWorkingMemory
         decoding.onlyFirstFrame = options.firstFrameOnly
         if options.color == .srgb { decoding.colorSpace = .sRGB }
         let first = (options.processor as? ChainedImageProcessor)?.processors.first ?? options.processor

@@ -60,17 +60,6 @@ extension ImageServer {
         return ImageServerResponse(status: failure.status, headers: headers, body: method == "HEAD" ? Data() : body, cacheLayer: "-")
     }
 
-    /// One line per request: method, path with the signature elided, status, bytes, milliseconds, cache layer.
-    func accessLog(method: String, path: String, response: ImageServerResponse, elapsed: Duration) {
-        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-        logger.info(
-            "\(method) \(Self.elidingSignature(path)) \(response.status)",
-            metadata: [
-                "status": "\(response.status)", "bytes": "\(response.body.count)",
-                "ms": "\((milliseconds * 10).rounded() / 10)", "cache": "\(response.cacheLayer)",
-            ])
-    }
-
     /// `/SIGNATURE/rest` → `/…/rest`: signatures are credentials of a kind (a logged one can be replayed).
     static func elidingSignature(_ path: String) -> String {
         let trimmed = path.drop(while: { $0 == "/" })

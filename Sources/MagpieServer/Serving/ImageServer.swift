@@ -105,7 +105,12 @@ public final class ImageServer: Sendable {
             logger.warning("unsigned URLs are accepted (--insecure-unsigned): anyone can make this server fetch and process")
         }
         if signer.isEmpty && !configuration.allowsUnsigned {
-            logger.warning("no signing key: every image request will be refused (give --key/--salt or --insecure-unsigned)")
+            logger.warning("no signing key: every image request will be refused (give MAGPIE_KEY/MAGPIE_SALT, --key-file or --insecure-unsigned)")
+        }
+        for (index, pair) in configuration.signingKeys.enumerated() where pair.key.utf8.count < 64 {
+            // imgproxy's advice too: an HMAC key shorter than its hash's block of randomness is easier to guess.
+            logger.warning(
+                "signing key \(index + 1) is \(pair.key.utf8.count / 2) bytes; use at least 32 random bytes (openssl rand -hex 32)")
         }
     }
 
@@ -116,6 +121,7 @@ public final class ImageServer: Sendable {
     public func respond(to request: ImageServerRequest) async -> ImageServerResponse {
         let start = ContinuousClock.now
         var response: ImageServerResponse
+        var reason: String?
         if request.method != "GET" && request.method != "HEAD" {
             response = failureResponse(ServerFailure(status: 405, message: "only GET and HEAD"), method: request.method)
             response.headers.append(("Allow", "GET, HEAD"))
@@ -124,16 +130,18 @@ public final class ImageServer: Sendable {
                 let (image, layer) = try await image(for: request)
                 response = imageResponse(image, layer: layer, request: request)
             } catch {
-                let failure = (error as? ServerFailure) ?? ServerFailure(status: 500, message: "internal error")
+                let failure = (error as? ServerFailure) ?? ServerFailure(status: 500, message: "internal error", reason: "\(error)")
                 if let kind = failure.originErrorKind { metrics.originError(kind) }
                 // Origin failures and overload are the access log's business; a 500 is ours and needs its detail.
                 if failure.status == 500 {
-                    logger.error("request failed", metadata: ["error": "\(error)"])
+                    logger.error("request failed", metadata: ["error": "\(failure.reason ?? failure.message)"])
                 }
+                reason = failure.reason
                 response = failureResponse(failure, method: request.method)
             }
         }
-        return finished(response, for: request, since: start)
+        // Cancelled: the connection is gone (the client left, or shutdown's timeout cut it), so nobody gets this answer.
+        return finished(response, for: request, since: start, reason: reason, aborted: Task.isCancelled)
     }
 
     /// The answer to `request` when its result is in memory, computed on the calling thread without suspending;
@@ -150,14 +158,26 @@ public final class ImageServer: Sendable {
         return finished(imageResponse(hit, layer: "memory", request: request), for: request, since: start)
     }
 
-    /// Counts, times and logs an answer: the same for every path to it.
-    private func finished(_ response: ImageServerResponse, for request: ImageServerRequest, since start: ContinuousClock.Instant)
-        -> ImageServerResponse
-    {
+    /// Counts, times and logs an answer, and gives it the request's id: the same for every path to it.
+    private func finished(
+        _ response: ImageServerResponse, for request: ImageServerRequest, since start: ContinuousClock.Instant,
+        reason: String? = nil, aborted: Bool = false
+    ) -> ImageServerResponse {
+        var response = response
+        if let id = request.requestID { response.headers.append(("X-Request-ID", id)) }
         let elapsed = ContinuousClock.now - start
-        metrics.request(route: "image", status: response.status, bytesSent: response.body.count)
+        if aborted {
+            metrics.requestAborted()
+        } else {
+            metrics.request(route: "image", status: response.status, bytesSent: response.body.count)
+        }
         metrics.phase(.total, elapsed)
-        if configuration.accessLog { accessLog(method: request.method, path: request.path, response: response, elapsed: elapsed) }
+        if configuration.accessLog {
+            AccessLogEntry(
+                request: request, status: aborted ? "aborted" : String(response.status), bytes: aborted ? 0 : response.body.count,
+                elapsed: elapsed, cacheLayer: response.cacheLayer, reason: reason
+            ).write(format: configuration.accessLogFormat, logger: logger, writer: configuration.accessLogWriter)
+        }
         return response
     }
 
@@ -167,7 +187,7 @@ public final class ImageServer: Sendable {
             ParsedServeRequest(
                 try ServeRequest.parse(
                     path: path, signer: signer, allowsUnsigned: configuration.allowsUnsigned,
-                    presets: configuration.presets))
+                    presets: configuration.presets, maximumOptions: configuration.maximumOptions))
         }
     }
 

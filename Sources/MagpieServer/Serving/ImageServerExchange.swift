@@ -17,14 +17,47 @@ public struct ImageServerRequest: Sendable {
     public var ifNoneMatch: String?
     /// The `If-Modified-Since` header.
     public var ifModifiedSince: String?
+    /// The peer's address (`127.0.0.1`, `::1`), for the access log; nil when unknown.
+    public var clientAddress: String?
+    /// The `User-Agent` header, for the access log.
+    public var userAgent: String?
+    /// The `Referer` header, for the combined access log.
+    public var referer: String?
+    /// The request's id: the client's `X-Request-ID` when usable (``acceptedRequestID(_:)``), else a new one. The
+    /// response carries it back and the access log shows it.
+    public var requestID: String?
 
     /// A request with the given parts.
-    public init(method: String, path: String, accept: String? = nil, ifNoneMatch: String? = nil, ifModifiedSince: String? = nil) {
+    public init(
+        method: String, path: String, accept: String? = nil, ifNoneMatch: String? = nil, ifModifiedSince: String? = nil,
+        clientAddress: String? = nil, userAgent: String? = nil, referer: String? = nil, requestID: String? = nil
+    ) {
         self.method = method
         self.path = path
         self.accept = accept
         self.ifNoneMatch = ifNoneMatch
         self.ifModifiedSince = ifModifiedSince
+        self.clientAddress = clientAddress
+        self.userAgent = userAgent
+        self.referer = referer
+        self.requestID = requestID
+    }
+
+    /// The id for a request whose `X-Request-ID` header is `header`: the header when it is 1 to 128 characters of
+    /// letters, digits and `-_.:/+=@` (so it can go into a log line and a response header as it is), else 16 new hex
+    /// digits.
+    public static func acceptedRequestID(_ header: String?) -> String {
+        if let header, !header.isEmpty, header.utf8.count <= 128, header.utf8.allSatisfy(isIDByte) { return header }
+        let random = UInt64.random(in: .min ... .max)
+        let hex = String(random, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    private static func isIDByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        default: "-_.:/+=@".utf8.contains(byte)
+        }
     }
 }
 

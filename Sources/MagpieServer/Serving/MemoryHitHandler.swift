@@ -32,7 +32,7 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            if handedOver == 0, let answer = memoryHit(for: head) {
+            if handedOver == 0, let answer = memoryHit(for: head, context: context) {
                 droppingAnsweredRequest = true
                 write(answer, context: context)
                 return
@@ -54,7 +54,7 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// The server's answer when `head` is an image request served from memory; nil hands the request over.
-    private func memoryHit(for head: HTTPRequest) -> ImageServerResponse? {
+    private func memoryHit(for head: HTTPRequest, context: ChannelHandlerContext) -> ImageServerResponse? {
         // `Connection: close` (or anything but keep-alive) is Hummingbird's to honour: it closes after the response.
         guard head.method == .get || head.method == .head,
             head.headerFields[.connection].map({ $0.lowercased() == "keep-alive" }) ?? true,
@@ -63,16 +63,28 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // The path as Hummingbird's router sees it (`request.uri.path`): everything before the query. Searched as
         // bytes: a search by Character walks grapheme clusters, which was 5 % of a cached answer's CPU (perf).
         let path = target.utf8.firstIndex(of: UInt8(ascii: "?")).map { String(target[..<$0]) } ?? target
+        if !clientAddressRead {
+            clientAddress = context.channel.remoteAddress?.ipAddress
+            clientAddressRead = true
+        }
         return server.memoryHitResponse(
             to: ImageServerRequest(
                 method: head.method == .head ? "HEAD" : "GET", path: path, accept: head.headerFields[.accept],
-                ifNoneMatch: head.headerFields[.ifNoneMatch], ifModifiedSince: head.headerFields[.ifModifiedSince]))
+                ifNoneMatch: head.headerFields[.ifNoneMatch], ifModifiedSince: head.headerFields[.ifModifiedSince],
+                clientAddress: clientAddress, userAgent: head.headerFields[.userAgent], referer: head.headerFields[.referer],
+                requestID: ImageServerRequest.acceptedRequestID(head.headerFields[ImageServer.requestIDField])))
     }
+
+    /// The peer's address, read once per connection (the access log shows it on every line).
+    private var clientAddress: String?
+    private var clientAddressRead = false
+
 
     /// The names ``ImageServer`` answers images with, made once (a name made from text is checked and lowercased).
     private static let knownNames: [String: HTTPField.Name] = [
         "Content-Type": .contentType, "Content-Length": .contentLength, "Cache-Control": .cacheControl, "ETag": .eTag,
         "Last-Modified": .lastModified, "Vary": .vary, "X-Magpie-Cache": HTTPField.Name("X-Magpie-Cache")!,
+        "X-Request-ID": ImageServer.requestIDField,
     ]
 
     private func write(_ answer: ImageServerResponse, context: ChannelHandlerContext) {

@@ -1,26 +1,38 @@
 import Magpie
 
 /// A request the server answers with an error status, and the text it sends. The text names what was wrong with
-/// the request (a bad option, a limit) but never internal addresses, file paths or secrets.
+/// the request (a bad option, a limit) but never internal addresses, file paths or secrets; those go to ``reason``,
+/// which only the access log shows.
 struct ServerFailure: Error, Sendable, Equatable {
     let status: Int
     let message: String
     /// The origin failure's kind, for the metrics (`timeout`, `status_404`, `refused`, …); nil when not an origin's.
     var originErrorKind: String?
+    /// What the operator needs to know and the client must not see (`10.0.0.1 is private`, the pipeline error); the
+    /// access log's `reason`. Nil when the message says it all.
+    var reason: String?
 
-    init(status: Int, message: String, originErrorKind: String? = nil) {
+    init(status: Int, message: String, originErrorKind: String? = nil, reason: String? = nil) {
         self.status = status
         self.message = message
         self.originErrorKind = originErrorKind
+        self.reason = reason
     }
 
     init(_ error: ServeRequestError) {
-        self.init(status: error.status, message: error.message)
+        // The body says what was wrong; the access line says it too, so a refused URL is explained where it is counted.
+        self.init(status: error.status, message: error.message, reason: error.message)
     }
 
     /// The status and text for a pipeline error: origin 404 → 404, other origin failures → 502, origin timeout → 504,
-    /// too many bytes → 413, too many pixels or undecodable → 422, an unsupported source format → 415.
+    /// too many bytes → 413, too many pixels, undecodable or unencodable → 422, an unsupported source format → 415.
+    /// The error itself becomes the ``reason``.
     init(_ error: MagpieError) {
+        self.init(mapping: error)
+        reason = "\(error)"
+    }
+
+    private init(mapping error: MagpieError) {
         switch error {
         case .requestFailed(let reason): self = Self.request(reason)
         case .responseFailed(let reason): self = Self.response(reason)
@@ -29,6 +41,9 @@ struct ServerFailure: Error, Sendable, Equatable {
         case .encodingFailed(.unsupportedFormat(let format)):
             self.init(status: 415, message: "cannot write \(format.rawValue)")
         case .encodingFailed(.invalidOption(let message)): self.init(status: 400, message: message)
+        case .encodingFailed(.sizeNotEncodable(let format, let size, let limit)):
+            // The format's own limit, named: `result 1x100000 exceeds JPEG's 65500 rows`.
+            self.init(status: 422, message: "result \(MagpieError.EncodingFailureReason.sizeNotEncodable(format, size: size, limit: limit))")
         case .encodingFailed, .imageCreationFailed, .cacheFailed, .imageSettingFailed:
             self.init(status: 500, message: "internal error")
         }
@@ -46,7 +61,7 @@ struct ServerFailure: Error, Sendable, Equatable {
         case .invalidURL, .unsupportedScheme: ServerFailure(status: 400, message: "invalid source URL")
         case .dataProviderFailed: ServerFailure(status: 404, message: "source not found", originErrorKind: "local")
         case .cancelled, .cancelledByModifier: ServerFailure(status: 503, message: "cancelled")
-        case .recentlyFailed(_, let previous): ServerFailure(previous)
+        case .recentlyFailed(_, let previous): ServerFailure(mapping: previous)
         }
     }
 
@@ -79,7 +94,8 @@ struct ServerFailure: Error, Sendable, Equatable {
         case .invalidParameter(let processor, let message): ServerFailure(status: 400, message: "\(processor): \(message)")
         case .processorFailed(let processor): ServerFailure(status: 422, message: "\(processor): cannot process this image")
         case .invalidTargetSize(let size): ServerFailure(status: 400, message: "invalid size \(size)")
-        case .outputTooLarge(let processor, _, _, _, _): ServerFailure(status: 422, message: "\(processor): result too large")
+        case .outputTooLarge(let processor, let size, _, let limit):
+            ServerFailure(status: 422, message: "\(processor): result \(size) too large: \(limit)")
         case .cancelled: ServerFailure(status: 503, message: "cancelled")
         }
     }

@@ -35,14 +35,22 @@ struct SourcePolicy: Sendable {
     func pipelineSource(for source: ServeSource, maximumBytes: Int) throws(ServerFailure) -> Source {
         switch source {
         case .remote(let url):
-            guard allowsRemote(url) else { throw ServerFailure(status: 403, message: "source not allowed") }
+            guard allowsRemote(url) else {
+                throw ServerFailure(status: 403, message: "source not allowed", reason: "outside the --allow-source prefixes")
+            }
             return .network(ImageResource(downloadURL: url))
         case .local(let path):
-            guard let root = localRoot else { throw ServerFailure(status: 403, message: "local sources are not enabled") }
+            guard let root = localRoot else {
+                throw ServerFailure(status: 403, message: "local sources are not enabled", reason: "no --local-root")
+            }
             let joined = root + "/" + path.drop(while: { $0 == "/" })
             // Resolving follows every symbolic link: whatever the path spells, the file read is the one checked.
-            guard let real = Self.resolved(joined) else { throw ServerFailure(status: 404, message: "source not found") }
-            guard real.hasPrefix(root + "/") else { throw ServerFailure(status: 403, message: "source not allowed") }
+            guard let real = Self.resolved(joined) else {
+                throw ServerFailure(status: 404, message: "source not found", reason: "no file \(joined)")
+            }
+            guard real.hasPrefix(root + "/") else {
+                throw ServerFailure(status: 403, message: "source not allowed", reason: "\(joined) resolves to \(real), outside the local root")
+            }
             let file = URL(fileURLWithPath: real)
             return .provider(LocalFileImageDataProvider(fileURL: file, cacheKey: "local:" + real, maximumSize: maximumBytes))
         }

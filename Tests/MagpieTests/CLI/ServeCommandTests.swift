@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import MagpieServer
+import Synchronization
 import Testing
 
 @testable import MagpieCore
@@ -13,6 +14,10 @@ struct ServeCommandTests {
         let process: Process
         let base: String
         let errors: Pipe
+        private let logged = Mutex(Data())
+
+        /// What the server wrote to standard error so far (its log).
+        var log: String { String(decoding: logged.withLock { $0 }, as: UTF8.self) }
 
         init(arguments: [String], environment: [String: String] = [:]) throws {
             process = Process()
@@ -40,8 +45,10 @@ struct ServeCommandTests {
             base = String(text.dropFirst("listening on ".count))
             // Drained from now on: a server that writes more than a pipe holds (its log, a sanitizer's exit report)
             // would otherwise block on the write and never exit when stop() waits for it.
-            errors.fileHandleForReading.readabilityHandler = { handle in
-                if handle.availableData.isEmpty { handle.readabilityHandler = nil }
+            errors.fileHandleForReading.readabilityHandler = { [weak self] handle in
+                let chunk = handle.availableData
+                if chunk.isEmpty { handle.readabilityHandler = nil }
+                self?.logged.withLock { $0.append(chunk) }
             }
         }
 
@@ -49,6 +56,13 @@ struct ServeCommandTests {
             if process.isRunning { kill(process.processIdentifier, SIGTERM) }
             process.waitUntilExit()
             return process.terminationStatus
+        }
+
+        /// The peak resident set of the server process so far (VmHWM), in KiB.
+        var peakResidentKiB: Int {
+            let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+            let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
         }
 
         func get(_ path: String) async throws -> (status: Int, body: Data, cacheControl: String?) {
@@ -106,5 +120,128 @@ struct ServeCommandTests {
         let keys = try ProcessRun.built("magpie", ["serve", "--port", "0", "--key", "zz", "--salt", "00"])
         #expect(keys.status == 2)
         #expect(keys.stderr.lowercased().contains("key"))
+    }
+
+    @Test func aTallThinResultIsRefusedAtOnceAndAnOverdueJobIsCancelledWithPeakMemoryBounded() async throws {
+        let root = try localRoot()
+        defer { try? FileManager.default.removeItem(at: root) }
+        // A 0.3 s deadline: enlarging to 7000×7000 (49 MP, under --max-pixels and the side limit) takes far longer.
+        let served = try Served(arguments: [
+            "--insecure-unsigned", "--local-root", root.path, "--processing-timeout", "0.3", "--workers", "1",
+            "--cache-dir", root.appendingPathComponent("cache").path,
+        ])
+        for option in ["resize:1x49000000:none", "resize:49000000x1:none", "resize:1x20000000:none"] {
+            let answer = try await served.get("/insecure/\(option)/plain/local%3A%2F%2F%2Fphoto.jpg@png")
+            #expect(answer.status == 422, "\(option): \(String(decoding: answer.body, as: UTF8.self))")
+        }
+        let overdue = try await served.get("/insecure/resize:7000x7000:none/plain/local%3A%2F%2F%2Fphoto.jpg@png")
+        #expect(overdue.status == 503)
+        var metrics = ""
+        for _ in 0..<300 where !metrics.contains("magpie_server_jobs_cancelled_total 1") {
+            try await Task.sleep(for: .milliseconds(100))
+            metrics = String(decoding: try await served.get("/metrics").body, as: UTF8.self)
+        }
+        #expect(metrics.contains("magpie_server_jobs_cancelled_total 1"), "the overdue job kept running")
+        // Before the limits 1×49,000,000 alone took the process from about 4.2 to 5.2 GB; the 49 MP output (196 MB) and
+        // the resize's rows and tables are what it may hold now.
+        let peak = served.peakResidentKiB
+        #expect(served.stop() == 0)
+        #expect(peak > 0 && peak < 600 * 1024, "peak RSS \(peak) KiB")
+    }
+
+    @Test(arguments: [
+        (#"{"maxSourceByte": "1MB"}"#, #"unknown setting "maxSourceByte""#, #"did you mean "maxSourceBytes"?"#),
+        (#"{"max_source_bytes": "1MB"}"#, #"unknown setting "max_source_bytes""#, #"did you mean "maxSourceBytes"?"#),
+        (#"{"max-source-bytes": "1MB"}"#, #"unknown setting "max-source-bytes""#, #"did you mean "maxSourceBytes"?"#),
+        (#"{"maxSourceBytes": "1MB""#, "is not valid JSON", "serve.json"),
+        (#"["maxSourceBytes"]"#, "must hold a JSON object", "serve.json"),
+    ])
+    func aBadConfigurationFileIsRefusedReadably(contents: String, problem: String, hint: String) throws {
+        let root = try localRoot()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let config = root.appendingPathComponent("serve.json")
+        try Data(contents.utf8).write(to: config)
+        let run = try ProcessRun.built("magpie", ["serve", "--port", "0", "--config", config.path], environment: [:])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains(problem) && run.stderr.contains(hint), "\(run.stderr)")
+        #expect(!run.stderr.contains("NSCocoaErrorDomain"))
+    }
+
+    @Test func anUnknownMagpieVariableIsRefusedWithTheNearestName() throws {
+        let run = try ProcessRun.built("magpie", ["serve", "--port", "0"], environment: ["MAGPIE_MAX_SOURCE_BYTE": "1MB"])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("unknown environment variable MAGPIE_MAX_SOURCE_BYTE (did you mean MAGPIE_MAX_SOURCE_BYTES?)"),
+                "\(run.stderr)")
+    }
+
+    @Test(arguments: [["--port", "99999"], ["--port=-1"], ["--metrics-port", "70000"]])
+    func aPortOutsideZeroTo65535IsAUsageError(arguments: [String]) throws {
+        let run = try ProcessRun.built("magpie", ["serve"] + arguments, environment: [:])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("is not a port (0 to 65535)"), "\(run.stderr)")
+    }
+
+    @Test func anAddressInUseIsNamedInTheError() throws {
+        let served = try Served(arguments: ["--insecure-unsigned"])
+        defer { _ = served.stop() }
+        let port = try #require(served.base.split(separator: ":").last.map(String.init))
+        let run = try ProcessRun.built("magpie", ["serve", "--insecure-unsigned", "--port", port], environment: [:])
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("cannot listen on 127.0.0.1:\(port): Address already in use"), "\(run.stderr)")
+    }
+
+    @Test func signingKeysComeFromAnOwnerOnlyFileOrTheEnvironmentAndOnTheCommandLineWithAWarning() async throws {
+        let root = try localRoot()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let keyFile = root.appendingPathComponent("keys")
+        try Data("# rotated monthly\n\(ServerFixture.key):\(ServerFixture.salt)\n".utf8).write(to: keyFile)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: keyFile.path)
+        let open = try ProcessRun.built("magpie", ["serve", "--port", "0", "--key-file", keyFile.path], environment: [:])
+        #expect(open.status == 2)
+        #expect(open.stderr.contains("can be read by other users (mode 644); chmod 600 it"), "\(open.stderr)")
+        #expect(!open.stderr.contains(ServerFixture.key))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyFile.path)
+        let signer = try ImageURLSigner(hexPairs: [(key: ServerFixture.key, salt: ServerFixture.salt)])
+        let path = "/resize:20x15:fit/plain/local%3A%2F%2F%2Fphoto.jpg@png"
+        let cache = root.appendingPathComponent("cache").path
+        let fromFile = try Served(arguments: ["--key-file", keyFile.path, "--local-root", root.path, "--cache-dir", cache])
+        #expect(try await fromFile.get("/" + signer.signature(forPath: path) + path).status == 200)
+        #expect(fromFile.stop() == 0)
+        #expect(!fromFile.log.contains("visible to every local user"))
+        let fromEnvironment = try Served(
+            arguments: ["--local-root", root.path, "--cache-dir", cache],
+            environment: ["MAGPIE_KEY": ServerFixture.key, "MAGPIE_SALT": ServerFixture.salt])
+        #expect(try await fromEnvironment.get("/" + signer.signature(forPath: path) + path).status == 200)
+        #expect(fromEnvironment.stop() == 0)
+        let onArguments = try Served(arguments: [
+            "--key", ServerFixture.key, "--salt", ServerFixture.salt, "--local-root", root.path, "--cache-dir", cache,
+        ])
+        #expect(onArguments.stop() == 0)
+        #expect(onArguments.log.contains("visible to every local user in ps"))
+        // The test key is 15 bytes: the server says it is short.
+        #expect(onArguments.log.contains("signing key 1 is 15 bytes; use at least 32"))
+    }
+
+    @Test func versionPrintsTheRelease() throws {
+        let run = try ProcessRun.built("magpie", ["--version"])
+        #expect(run.status == 0)
+        #expect(run.stdout == "magpie \(MagpieBuild.version)\n")
+    }
+
+    @Test func sigtermDrainsWithReadyAt503ThenClosesAndLogsEachStep() async throws {
+        let served = try Served(arguments: ["--insecure-unsigned", "--drain-delay", "2"])
+        kill(served.process.processIdentifier, SIGTERM)
+        var ready = 200
+        for _ in 0..<100 where ready == 200 {
+            ready = try await served.get("/ready").status
+            if ready == 200 { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(ready == 503)
+        #expect(try await served.get("/health").status == 200)
+        #expect(served.stop() == 0)
+        let log = served.log
+        for step in ["shutdown started: /ready answers 503; draining", "closing the listener", "stopped"] {
+            #expect(log.contains(step), "\(step) in \(log)")
+        }
     }
 }

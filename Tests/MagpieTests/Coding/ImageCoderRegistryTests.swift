@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import Magpie
 @testable import MagpieCore
@@ -16,6 +17,43 @@ struct ImageCoderRegistryTests {
             return
         }
         #expect(bytes.hasPrefix("3c 68 74 6d"))
+    }
+
+    @Test(arguments: [
+        (ImageFormat.jpeg, 1, 65_501, "1x65501 exceeds JPEG's 65500 rows"),
+        (.webp, 16_384, 1, "16384x1 exceeds WebP's 16383 columns"),
+        (.gif, 65_536, 1, "65536x1 exceeds GIF's 65535 columns"),
+    ])
+    func anImageTooLargeForTheFormatIsRefusedBeforeTheEncoderRuns(format: ImageFormat, width: Int, height: Int, message: String) throws {
+        let image = Image(pixels: try TestImages.gradient(width: width, height: height))
+        let error = try #require(throws: MagpieError.self) { try ImageCoderRegistry.shared.encode(image, as: format) }
+        let limit = try #require(ImageCoderRegistry.shared.allCoders.first { $0.format == format && $0.canEncode }?.largestEncodableSize)
+        #expect(error == .encodingFailed(reason: .sizeNotEncodable(format, size: image.pixelSize, limit: limit)))
+        #expect(error.description.contains(message), "\(error)")
+        // At the limit the encoder is called and writes the file.
+        let fitting = Image(pixels: try TestImages.gradient(width: min(width, limit.width), height: min(height, limit.height)))
+        #expect(try !ImageCoderRegistry.shared.encode(fitting, as: format).isEmpty)
+    }
+
+    @Test(arguments: [ImageFormat.jpeg, .png, .gif, .webp])
+    func anEncoderStopsBetweenRowsOnceItsCallerCancels(format: ImageFormat) throws {
+        let image = Image(pixels: try TestImages.gradient(width: 64, height: 1024))
+        // False for the check before the encoder starts, true from then on: only the encoder's own checks can stop it.
+        let asked = Mutex(0)
+        let error = try #require(throws: MagpieError.self) {
+            try ImageCoderRegistry.shared.encode(image, as: format, isCancelled: {
+                asked.withLock { count in
+                    count += 1
+                    return count > 1
+                }
+            })
+        }
+        #expect(error == .processingFailed(reason: .cancelled), "\(format): \(error)")
+        #expect(asked.withLock { $0 } > 1)
+        // Never cancelled: the same bytes as without a check, and the check is gone from the thread afterwards.
+        let plain = try ImageCoderRegistry.shared.encode(image, as: format)
+        #expect(try ImageCoderRegistry.shared.encode(image, as: format, isCancelled: { false }) == plain)
+        #expect(try ImageCoderRegistry.shared.encode(image, as: format) == plain)
     }
 
     @Test func recognisedButUndecodedFormatIsNamedAsUnsupported() {

@@ -99,7 +99,11 @@ struct ErrorDescriptionTests {
             .encodingFailed(reason: .invalidOption("quality 0")),
             .imageCreationFailed(reason: .byteCountMismatch(expected: 16, actual: 8)),
             .processingFailed(reason: .outputTooLarge(processor: "resize", size: PixelSize(width: 9, height: 9), frames: 2,
-                                                      maxPixelsPerFrame: 10, maxTotalBytes: 100)),
+                                                      limit: .pixelsPerFrame(10))),
+            .processingFailed(reason: .outputTooLarge(processor: "blur:4", size: PixelSize(width: 9, height: 9), frames: 1,
+                                                      limit: .workingBytes(needed: 2000, limit: 1000))),
+            .encodingFailed(reason: .sizeNotEncodable(.jpeg, size: PixelSize(width: 1, height: 100_000),
+                                                      limit: PixelSize(width: 65_500, height: 65_500))),
             .cacheFailed(reason: .cannotWrite(path: "/tmp/x", message: "No space left on device", diskFull: true)),
             .cacheFailed(reason: .entryTooLarge(key: "k", size: 10, limit: 5)),
         ]

@@ -131,6 +131,25 @@ struct NetworkAccessPolicyTests {
         }
     }
 
+    @Test func aHopWithADotSegmentUnderAnAllowedPrefixIsRefusedInEverySpelling() async throws {
+        try await withGuardedOrigin({ origin in
+            NetworkAccessPolicy(allowedNetworks: Self.loopback, allowedSourcePrefixes: [origin.url("/to"), origin.url("/img/photo/")])
+        }) { origin, downloader in
+            for escape in ["../", "%2e%2e/", "%2E%2E/", "..%2f", "..%2F", "..%5c"] {
+                let outside = URL(string: origin.url("/img/photo/" + escape + "pic.png"))!
+                let direct = await magpieError { try await downloader.downloadData(with: outside) }
+                #expect(refusal(direct)?.reason == "the URL's path has a dot segment", "\(escape): \(String(describing: direct))")
+                let redirected = await magpieError {
+                    let encoded = outside.absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+                    return try await downloader.downloadData(with: URL(string: origin.url("/to?location=\(encoded)"))!)
+                }
+                #expect(refusal(redirected) != nil, "a redirect to \(escape)")
+            }
+            #expect(origin.requestCount(path: "/img/pic.png") == 0)
+            #expect(origin.totalRequests == 6, "only the redirects themselves were fetched")
+        }
+    }
+
     @Test func sourcePrefixesMatchWholeHostsAndCompareTheAuthorityCaseInsensitively() {
         let prefix = "https://a.example"
         #expect(NetworkAccessPolicy.url("https://a.example/x.png", startsWith: prefix))

@@ -3,8 +3,9 @@ import Testing
 @testable import Magpie
 @testable import MagpieCore
 
-/// Processors that can enlarge an image are bound by the retrieval's decoding limits, so a text form from an
-/// untrusted caller (the CLI, the future proxy) cannot ask for a multi-gigabyte frame.
+/// Processors are bound by the retrieval's limits (``ImageDecodingLimits``): result sides, pixels, bytes, and the
+/// working memory of each step, so a text form from an untrusted caller (the CLI, `magpie serve`) cannot ask for a
+/// multi-gigabyte frame or its scratch.
 struct ProcessingLimitTests {
     static func isOutputTooLarge(_ error: MagpieError) -> Bool {
         if case .processingFailed(reason: .outputTooLarge) = error { return true }
@@ -21,7 +22,7 @@ struct ProcessingLimitTests {
         let error = try #require(throws: MagpieError.self) { try process("resize:20000x20000", image) }
         #expect(Self.isOutputTooLarge(error))
         #expect(error.description.contains("resize:20000x20000:none"))
-        #expect(error.description.contains("100000000 pixels per frame"))
+        #expect(error.description.contains("over the limit of 100000000 pixels per frame"))
     }
 
     @Test func theLimitComesFromTheRetrievalsDecodingOptions() throws {
@@ -58,17 +59,79 @@ struct ProcessingLimitTests {
         #expect(Self.isOutputTooLarge(error))
     }
 
-    @Test func enlargingChecksTheResamplersIntermediateRowsToo() throws {
-        // 1×19999 → 6000×10000: the output (60 MP) fits a 100 MP frame, but the horizontal pass first holds
-        // 6000 × 19999 float pixels (120 MP; no box pre-reduction below a factor of 2).
+    @Test func aResizeCountsItsScratchAgainstTheWorkingMemoryLimit() throws {
+        // 1×19999 → 600×1000: the output (2.4 MB) fits any limit here, but the weight tables, the ring of float rows and
+        // the row buffers come on top of it.
         let strip = Image(pixels: try TestImages.gradient(width: 1, height: 19_999))
-        let context = ImageProcessingContext(decodingOptions: ImageDecodingOptions(limits: ImageDecodingLimits(maxTotalBytes: 1 << 40)))
-        let error = try #require(throws: MagpieError.self) { try process("resize:6000x10000", strip, context: context) }
-        #expect(Self.isOutputTooLarge(error))
-        #expect(error.description.contains("6000x19999"))
+        let size = PixelSize(width: 600, height: 1000)
+        let output = size.width * size.height * 4
+        let scratch = ImageResampler.scratchBytes(from: strip.pixelSize, to: size)
+        #expect(scratch > 0)
+        let tight = ImageProcessingContext(
+            decodingOptions: ImageDecodingOptions(limits: ImageDecodingLimits(maxWorkingBytes: output + scratch - 1)))
+        let error = try #require(throws: MagpieError.self) { try process("resize:600x1000", strip, context: tight) }
+        guard case .processingFailed(.outputTooLarge(_, _, _, .workingBytes(let needed, _))) = error else {
+            Issue.record("expected a working-memory refusal, got \(error)")
+            return
+        }
+        #expect(needed == output + scratch)
+        #expect(error.description.contains("working memory"))
+        let enough = ImageProcessingContext(
+            decodingOptions: ImageDecodingOptions(limits: ImageDecodingLimits(maxWorkingBytes: output + scratch)))
+        #expect(try process("resize:600x1000", strip, context: enough)?.width == 600)
         // A pre-reduced source keeps the rows small: 1×100000 → 6000×10 needs 6000 × 20 of them.
         let tall = Image(pixels: try TestImages.gradient(width: 1, height: 100_000))
         #expect(try process("resize:6000x10", tall)?.width == 6000)
+    }
+
+    @Test(arguments: ["resize:1x49000000:none", "resize:49000000x1:none", "round:2:size=1x70000"])
+    func aSideOverTheResultDimensionIsRefusedAtOnceWhicheverSideItIs(spec: String) throws {
+        // The memory DoS: 1×49,000,000 stayed under 50 MP and took a gigabyte of weight tables before this limit.
+        let image = Image(pixels: try TestImages.gradient(width: 60, height: 40))
+        let before = PNGCoderTests.peakRSSKiB()
+        let error = try #require(throws: MagpieError.self) { try process(spec, image) }
+        guard case .processingFailed(.outputTooLarge(_, _, _, .dimension(65_535))) = error else {
+            Issue.record("expected the result-dimension limit, got \(error)")
+            return
+        }
+        #expect(error.description.contains("65535 pixels a side"))
+        #expect(PNGCoderTests.peakRSSKiB() - before < 64 * 1024)
+    }
+
+    @Test func theResizeScratchEstimateCoversTheTablesItBuilds() {
+        for (source, destination) in [(1500, 60_000), (60_000, 1500), (640, 256), (7, 7), (1, 5000), (5000, 1)] {
+            for filter in [ResamplingFilter.lanczos3, .mitchell, .bilinear, .box, .nearest] {
+                let table = ImageResampler.Contributions(source: source, destination: destination, filter: filter)
+                let built = (table.first.count + table.count.count) * MemoryLayout<Int>.stride + table.weights.count * 4
+                #expect(built <= ImageResampler.Contributions.bytes(source: source, destination: destination, filter: filter),
+                        "\(source) → \(destination) \(filter)")
+                #expect(table.stride <= ImageResampler.Contributions.maximumTaps(source: source, destination: destination, filter: filter))
+            }
+        }
+        // A 49-million-row target's tables are what took the gigabyte: counted before they are built.
+        let estimate = ImageResampler.scratchBytes(from: PixelSize(width: 2000, height: 1500), to: PixelSize(width: 1, height: 49_000_000))
+        #expect(estimate > 49_000_000 * 16)
+    }
+
+    @Test func aCancelledResizeOrBlurStopsWithATypedError() throws {
+        let image = Image(pixels: try TestImages.gradient(width: 300, height: 300))
+        let cancelled = ImageProcessingContext(isCancelled: { true })
+        for spec in ["resize:400x400", "blur:3", "round:4:size=500x500"] {
+            let error = try #require(throws: MagpieError.self, "\(spec)") { try process(spec, image, context: cancelled) }
+            #expect(error == .processingFailed(reason: .cancelled), "\(spec): \(error)")
+        }
+    }
+
+    @Test func aBlurCountsItsFloatPlanesAgainstTheWorkingMemoryLimit() throws {
+        let image = Image(pixels: try TestImages.gradient(width: 200, height: 100))
+        let layout = BoxBlur.Layout(width: 200, height: 100, sigma: 3)
+        let needed = 200 * 100 * 4 + layout.scratchBytes
+        let tight = ImageProcessingContext(decodingOptions: ImageDecodingOptions(limits: ImageDecodingLimits(maxWorkingBytes: needed - 1)))
+        let error = try #require(throws: MagpieError.self) { try process("blur:3", image, context: tight) }
+        #expect(error == .processingFailed(reason: .outputTooLarge(
+            processor: "blur:3", size: image.pixelSize, frames: 1, limit: .workingBytes(needed: needed, limit: needed - 1))))
+        let enough = ImageProcessingContext(decodingOptions: ImageDecodingOptions(limits: ImageDecodingLimits(maxWorkingBytes: needed)))
+        #expect(try process("blur:3", image, context: enough) != nil)
     }
 
     @Test func shrinkingAnImageAlreadyOverTheLimitsStillWorks() throws {

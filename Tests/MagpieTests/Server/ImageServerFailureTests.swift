@@ -156,15 +156,29 @@ struct ImageServerFailureTests {
         }
     }
 
-    @Test func processingPastItsTimeoutIs503WithoutWaitingForTheWork() async throws {
+    @Test func processingPastItsTimeoutIs503WithoutWaitingForTheWorkAndTheJobStops() async throws {
         // The same timeout bounds the wait for a worker, which is free here: 2 s leaves a busy machine time to start
-        // the job. A hundred blur passes take about 30 s in the suite's debug build, each pass short, so the cancelled
-        // job stops soon after the answer.
-        try await ServerFixture.with(configure: { $0.processingTimeout = .seconds(2) }) { fixture in
+        // the job. A hundred blur passes take about 30 s in the suite's debug build (more options than the default cap
+        // of 64, raised here); each blur checks between rows, so the cancelled job stops soon after the answer.
+        try await ServerFixture.with(configure: {
+            $0.processingTimeout = .seconds(2)
+            $0.maximumOptions = 128
+        }) { fixture in
             let blurs = Array(repeating: "blur:3", count: 100)
             let answer = try await fixture.request(fixture.imagePath("photo.jpg", options: ["resize:300x300:none"] + blurs))
             #expect(answer.status == 503)
             #expect(answer.text.contains("processing took longer"), "\(answer.text)")
+            // The job counts itself cancelled when it stops; a job left running would keep a worker and never count.
+            var metrics = ""
+            func stopped() -> Bool {
+                metrics.contains("magpie_server_jobs_cancelled_total 1") && metrics.contains("magpie_server_jobs_in_flight 0")
+            }
+            for _ in 0..<300 where !stopped() {
+                try await Task.sleep(for: .milliseconds(100))
+                metrics = try await fixture.request("/metrics").text
+            }
+            #expect(metrics.contains("magpie_server_jobs_cancelled_total 1"))
+            #expect(metrics.contains("magpie_server_jobs_in_flight 0"))
         }
     }
 

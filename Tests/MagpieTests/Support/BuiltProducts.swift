@@ -29,11 +29,13 @@ struct ProcessRun {
         }
     }
 
-    /// Runs the built executable `name` with `arguments` to the end (blocking the calling thread).
-    static func built(_ name: String, _ arguments: [String]) throws -> ProcessRun {
+    /// Runs the built executable `name` with `arguments` (and `environment` instead of this process's, when given) to
+    /// the end (blocking the calling thread).
+    static func built(_ name: String, _ arguments: [String], environment: [String: String]? = nil) throws -> ProcessRun {
         let process = Process()
         process.executableURL = try BuiltProducts.executable(name)
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

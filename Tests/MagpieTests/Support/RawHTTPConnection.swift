@@ -49,6 +49,33 @@ enum RawHTTPConnection {
         }
     }
 
+    /// Sends `text` and reads whatever comes back until the server closes the connection (or 60 s pass).
+    static func readUntilClosed(port: Int, sending text: String) async throws -> String {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+        return try await channel.executeThenClose { inbound, outbound in
+            try await outbound.write(ByteBuffer(string: text))
+            return try await withThrowingTaskGroup(of: String?.self) { group in
+                group.addTask {
+                    var received = ""
+                    for try await chunk in inbound { received += String(buffer: chunk) }
+                    return received
+                }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(60))
+                    return nil
+                }
+                let first = try await group.next() ?? nil
+                group.cancelAll()
+                return first ?? "<not closed within 60 s>"
+            }
+        }
+    }
+
     /// The first complete response in `bytes` and how many bytes it used, or nil when more are needed.
     private static func parse(_ bytes: Data, bodyless: Bool) throws -> (Response, Int)? {
         guard let end = bytes.range(of: Data("\r\n\r\n".utf8)) else { return nil }

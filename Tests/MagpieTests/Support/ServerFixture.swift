@@ -4,6 +4,7 @@ import MagpieOrigin
 import MagpieServer
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// A running `ImageServer` (through ``ImageServerService`` on 127.0.0.1, a free port) beside a test origin, and a
 /// client to ask it. ``with(_:configure:_:)`` stops everything however the body ends.
@@ -30,10 +31,13 @@ struct ServerFixture: Sendable {
     }
 
     /// Runs `body` with a server configured by `configure` (signing key set, loopback allowed unless it removes it,
-    /// cache in a fresh temporary folder), then stops server, origin and client, also when `body` throws.
+    /// cache in a fresh temporary folder, `--allow-source` set to the origin's `allowedPath` when given) and its service
+    /// by `configureService`, then stops server, origin and client, also when `body` throws.
     static func with(
         extraAssets: [String: OriginAsset] = [:],
+        allowingSourcesUnder allowedPath: String? = nil,
         configure: (inout ImageServerConfiguration) -> Void = { _ in },
+        service configureService: (inout ImageServerService) -> Void = { _ in },
         _ body: (ServerFixture) async throws -> Void
     ) async throws {
         let origin = try await OriginFixture.start(extra: extraAssets)
@@ -42,6 +46,7 @@ struct ServerFixture: Sendable {
         configuration.signingKeys = [(key: key, salt: salt)]
         configuration.allowedNetworks = ["127.0.0.0/8"]
         configuration.cacheDirectory = folder
+        if let allowedPath { configuration.allowedSourcePrefixes = [origin.url(allowedPath)] }
         configure(&configuration)
         let server: ImageServer
         do {
@@ -55,6 +60,7 @@ struct ServerFixture: Sendable {
         service.logger = ImageOrigin.quietLogger
         // As `magpie serve` runs it (more often, so every test's shutdown also stops the release timer).
         service.freeMemoryReleaseInterval = .milliseconds(250)
+        configureService(&service)
         let (ports, sink) = AsyncStream<Int>.makeStream()
         service.onListening = { _, port in
             sink.yield(port)
@@ -112,4 +118,24 @@ struct ServerFixture: Sendable {
         let body = try await response.body.collect(upTo: 64 * 1024 * 1024)
         return Answer(status: Int(response.status.code), headers: response.headers, body: Data(body.readableBytesView))
     }
+}
+
+/// Access lines a server under test writes (as JSON, one object per line), kept for the test to read.
+final class AccessLogCapture: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    /// A writer that keeps each line.
+    var writer: AccessLogWriter {
+        AccessLogWriter { line in self.lines.withLock { $0.append(line) } }
+    }
+
+    /// The lines so far, each parsed as a JSON object.
+    var entries: [[String: Any]] {
+        lines.withLock { $0 }.compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+    }
+
+    /// The raw lines so far.
+    var rawLines: [String] { lines.withLock { $0 } }
 }

@@ -41,7 +41,10 @@ public struct BlurImageProcessor: ImageProcessor {
         }
         return try processImage(item, context: context) { image in
             guard blurRadius > 0 else { return image }
-            return try image.mapFrames { try BoxBlur.gaussian($0, sigma: blurRadius) }
+            // The output frames and one frame's float planes (16 bytes a pixel) are held at once: checked first.
+            let layout = BoxBlur.Layout(width: image.width, height: image.height, sigma: blurRadius)
+            try checkOutput(image.pixelSize, frameCount: image.frames.count, scratchBytes: layout.scratchBytes, context: context)
+            return try image.mapFrames { try BoxBlur.gaussian($0, sigma: blurRadius, isCancelled: context.isCancelled) }
         }
     }
 }
@@ -110,7 +113,7 @@ enum BoxBlur {
         var scratchBytes: Int { (strips * stripStride + 2 * lineLength * group) * MemoryLayout<SIMD4<Float>>.stride }
     }
 
-    static func gaussian(_ pixels: PixelBuffer, sigma: Double) throws -> PixelBuffer {
+    static func gaussian(_ pixels: PixelBuffer, sigma: Double, isCancelled: () -> Bool = { false }) throws -> PixelBuffer {
         let width = pixels.width, height = pixels.height
         let layout = Layout(width: width, height: height, sigma: sigma)
         let across = layout.across, down = layout.down, strips = layout.strips, stripStride = layout.stripStride
@@ -127,9 +130,15 @@ enum BoxBlur {
             lineB.deallocate()
         }
 
+        // Asked between groups of rows and strips: a large image takes seconds, and a caller may have given up.
+        var cancelled = false
         pixels.withUnsafeBytes { raw in
             let src = raw.baseAddress!
             for firstRow in stride(from: 0, to: height, by: g) {
+                if firstRow & 255 == 0, isCancelled() {
+                    cancelled = true
+                    return
+                }
                 // Interleave g rows (repeating the last row past the bottom): element x holds
                 // pixel x of each row.
                 let rows = (0..<g).map { min(firstRow + $0, height - 1) * width * 4 }
@@ -156,9 +165,14 @@ enum BoxBlur {
             }
         }
 
+        if cancelled { throw MagpieError.processingFailed(reason: .cancelled) }
         output.withUnsafeMutableBytes { raw in
             let dst = raw.baseAddress!
             for strip in 0..<strips {
+                if strip & 31 == 31, isCancelled() {
+                    cancelled = true
+                    return
+                }
                 (lineB + down.pad * g).update(from: middle + strip * stripStride, count: stripStride)
                 sweep(lineB, lineA, count: height, box: down)
                 let firstColumn = strip * g
@@ -172,6 +186,7 @@ enum BoxBlur {
                 }
             }
         }
+        if cancelled { throw MagpieError.processingFailed(reason: .cancelled) }
         return output
     }
 

@@ -65,22 +65,21 @@ public struct ResizingImageProcessor: ImageProcessor {
     /// - Returns: The processed image (never nil).
     /// - Throws: ``MagpieError/processingFailed(reason:)`` with
     ///   ``MagpieError/ProcessingFailureReason/invalidParameter(processor:message:)``
-    ///   for a non-positive size, ``MagpieError/ProcessingFailureReason/outputTooLarge(processor:size:frames:maxPixelsPerFrame:maxTotalBytes:)``
-    ///   for an enlargement beyond the decoding limits; ``MagpieError/decodingFailed(reason:)`` for data that does not
-    ///   decode.
+    ///   for a non-positive size, ``MagpieError/ProcessingFailureReason/outputTooLarge(processor:size:frames:limit:)``
+    ///   for a result or working memory beyond the decoding limits, ``MagpieError/ProcessingFailureReason/cancelled``
+    ///   once the context is cancelled; ``MagpieError/decodingFailed(reason:)`` for data that does not decode.
     public func process(item: ImageProcessItem, context: ImageProcessingContext) throws -> Image? {
         guard referenceSize.width > 0, referenceSize.height > 0 else {
             throw MagpieError.processingFailed(reason: .invalidParameter(processor: identifier, message: "size must be positive"))
         }
         return try processImage(item, context: context) { image in
             let size = targetSize(for: image.pixelSize)
-            // Only an enlargement can break limits the input met: then the output, and the horizontal pass's rows
-            // (target width × source height, in floats), are checked before anything is allocated.
-            if size.width > image.width || size.height > image.height {
-                try checkOutputSize(size, frameCount: image.frames.count, context: context)
-                try checkOutputSize(ImageResampler.intermediateSize(from: image.pixelSize, to: size), frameCount: 1, context: context)
-            }
-            return try image.resized(to: size)
+            // Every resize, not only enlargements: the output and the resampler's tables and rows are checked against
+            // the limits before anything is allocated (a 1×49,000,000 target shrinks one side and grows the other).
+            try checkOutput(
+                size, frameCount: image.frames.count,
+                scratchBytes: ImageResampler.scratchBytes(from: image.pixelSize, to: size), context: context)
+            return try image.resized(to: size, isCancelled: context.isCancelled)
         }
     }
 

@@ -131,11 +131,15 @@ public struct RoundCornerImageProcessor: ImageProcessor {
                 let cover = image.pixelSize.filling(targetSize)
                 let scaled = PixelSize(width: max(cover.width, targetSize.width), height: max(cover.height, targetSize.height))
                 // The intermediate cover can be far larger than the target (a 1×1000 strip covering 1000×1000); frames
-                // are cropped one at a time, so one scaled frame is what is held at once.
-                try checkOutputSize(scaled, frameCount: 1, context: context)
-                try checkOutputSize(targetSize, frameCount: image.frames.count, context: context)
+                // are cropped one at a time, so one scaled frame and its resize's scratch are held at once.
+                let resizing = ImageResampler.scratchBytes(from: image.pixelSize, to: scaled)
+                try checkOutput(scaled, frameCount: 1, scratchBytes: resizing, context: context)
+                let coverBytes = scaled.width.saturatingMultiply(scaled.height).saturatingMultiply(4)
+                try checkOutput(
+                    targetSize, frameCount: image.frames.count, scratchBytes: coverBytes.saturatingAdd(resizing), context: context)
                 image = try image.mapFrames {
-                    try CroppingImageProcessor.crop(ImageResampler.resize($0, to: scaled), size: targetSize, anchor: .center)
+                    try CroppingImageProcessor.crop(
+                        ImageResampler.resize($0, to: scaled, isCancelled: context.isCancelled), size: targetSize, anchor: .center)
                 }
             }
             let shape = RoundedRectShape(

@@ -1,20 +1,29 @@
-/// `%XX` decoding for the parts of an image URL.
-enum PercentDecoding {
+/// `%XX` decoding for the parts of URLs: an image server's paths, the paths the network guard compares.
+package enum PercentDecoding {
     /// `text` with every `%XX` decoded once; nil for a `%` not followed by two hex digits or for bytes that are not
     /// UTF-8.
-    static func strict(_ text: some StringProtocol) -> String? {
+    package static func strict(_ text: some StringProtocol) -> String? {
         decode(text, lenient: false)
     }
 
     /// `text` with every valid `%XX` decoded once and any other `%` kept as it is, so an option written by hand as
     /// `round:50%` and one written by a URL encoder as `round:50%25` mean the same; nil for bytes that are not UTF-8.
-    static func lenient(_ text: some StringProtocol) -> String? {
+    package static func lenient(_ text: some StringProtocol) -> String? {
         decode(text, lenient: true)
     }
 
+    /// The bytes of `text` with every valid `%XX` decoded once and any other `%` kept, whether or not they are UTF-8.
+    package static func lenientBytes(_ text: some StringProtocol) -> [UInt8] {
+        decodedBytes(text, lenient: true) ?? Array(text.utf8)
+    }
+
     private static func decode(_ text: some StringProtocol, lenient: Bool) -> String? {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return String(text) }
+        return decodedBytes(text, lenient: lenient).flatMap { String(validating: $0, as: UTF8.self) }
+    }
+
+    private static func decodedBytes(_ text: some StringProtocol, lenient: Bool) -> [UInt8]? {
         let bytes = Array(text.utf8)
-        guard bytes.contains(UInt8(ascii: "%")) else { return String(text) }
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
         var index = 0
@@ -31,13 +40,13 @@ enum PercentDecoding {
             output.append(byte)
             index += 1
         }
-        return String(validating: output, as: UTF8.self)
+        return output
     }
 }
 
 extension UInt8 {
     /// The value of this ASCII hex digit (either case); nil for any other byte.
-    var hexDigitValue: UInt8? {
+    package var hexDigitValue: UInt8? {
         switch self {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): self - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): self - UInt8(ascii: "a") + 10
