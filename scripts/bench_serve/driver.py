@@ -430,13 +430,15 @@ http {{
     def start_magpie(self, name, cache):
         shutil.rmtree(cache, ignore_errors=True)
         os.makedirs(cache)
-        argv = [self.args.magpie, "serve", "--host", "127.0.0.1", "--port", "0", "--key", self.key.hex(),
-                "--salt", self.salt.hex(), "--allow-network", "127.0.0.0/8", "--cache-dir", cache,
+        argv = [self.args.magpie, "serve", "--host", "127.0.0.1", "--port", "0",
+                "--allow-network", "127.0.0.0/8", "--cache-dir", cache,
                 "--workers", str(self.cores), "--local-root", self.args.images,
                 # Like every server here (nginx has access_log off, thumbor runs with `-l warning`: warnings
                 # only): no line per request.
                 "--no-access-log"] + self.args.magpie_arg
-        server = Server(name, argv, os.path.join(self.work, f"{name}.log"),
+        # The keys through the environment, as docs/DEPLOYMENT.md says, never on a command line.
+        environment = dict(os.environ, MAGPIE_KEY=self.key.hex(), MAGPIE_SALT=self.salt.hex())
+        server = Server(name, argv, os.path.join(self.work, f"{name}.log"), env=environment,
                         ready_line=r"listening on http://127\.0\.0\.1:(\d+)")
         return server if self.start(server, timeline=(name == "magpie-soak")) else None
 

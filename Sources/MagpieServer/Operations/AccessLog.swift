@@ -7,6 +7,8 @@ import Foundation
 #endif
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// How ``ImageServer`` writes its access lines.
@@ -32,15 +34,21 @@ public struct AccessLogWriter: Sendable {
     }
 
     /// Standard error, one `write(2)` per line (shorter than a pipe's atomic size, so lines never interleave).
-    public static let standardError = AccessLogWriter { line in
-        var bytes = Array(line.utf8)
-        bytes.withUnsafeMutableBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
+    public static let standardError = AccessLogWriter(writeToStandardError)
+}
+
+private func writeToStandardError(_ line: String) {
+    var bytes = Array(line.utf8)
+    bytes.withUnsafeMutableBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            #if canImport(Glibc)
                 let written = Glibc.write(2, buffer.baseAddress! + offset, buffer.count - offset)
-                if written <= 0 { return }
-                offset += written
-            }
+            #else
+                let written = Darwin.write(2, buffer.baseAddress! + offset, buffer.count - offset)
+            #endif
+            if written <= 0 { return }
+            offset += written
         }
     }
 }

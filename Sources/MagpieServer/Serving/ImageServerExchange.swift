@@ -1,4 +1,5 @@
 import Magpie
+import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -45,12 +46,20 @@ public struct ImageServerRequest: Sendable {
 
     /// The id for a request whose `X-Request-ID` header is `header`: the header when it is 1 to 128 characters of
     /// letters, digits and `-_.:/+=@` (so it can go into a log line and a response header as it is), else 16 new hex
-    /// digits.
+    /// digits: this process's random prefix and a counter, unique without a system call per request.
     public static func acceptedRequestID(_ header: String?) -> String {
         if let header, !header.isEmpty, header.utf8.count <= 128, header.utf8.allSatisfy(isIDByte) { return header }
-        let random = UInt64.random(in: .min ... .max)
-        let hex = String(random, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
+        let number = issuedIDs.add(1, ordering: .relaxed).newValue
+        return processIDPrefix + hex(UInt32(truncatingIfNeeded: number))
+    }
+
+    /// 8 random hex digits chosen once: ids from several instances behind one balancer do not collide.
+    private static let processIDPrefix = hex(UInt32.random(in: .min ... .max))
+    private static let issuedIDs = Atomic<UInt64>(0)
+
+    private static func hex(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 8 - digits.count) + digits
     }
 
     private static func isIDByte(_ byte: UInt8) -> Bool {
