@@ -53,8 +53,16 @@ public struct ImageServerConfiguration: Sendable {
     public var diskCacheSize = 2 * 1024 * 1024 * 1024
     /// Bytes of encoded results kept in memory. Default 128 MiB.
     public var memoryCacheSize = 128 * 1024 * 1024
-    /// Named option lists, used as `preset:NAME`.
+    /// Named option lists, used as `preset:NAME` (imgproxy's `pr:NAME`); one named `default` applies to every URL.
     public var presets: [String: [String]] = [:]
+    /// The watermark image imgproxy's `watermark` option draws (its encoded bytes, any format Magpie decodes); nil
+    /// draws none.
+    public var watermark: Data?
+    /// The quality of lossy results whose URL gives none (imgproxy's `IMGPROXY_QUALITY`); nil for imgproxy's defaults
+    /// (80; WebP 79, AVIF 63, JPEG XL 77).
+    public var defaultQuality: Int?
+    /// Qualities per output format, over ``defaultQuality`` (imgproxy's `IMGPROXY_FORMAT_QUALITY`).
+    public var formatQuality: [ImageFormat: Int] = [:]
     /// Serve the page at `/` that builds signed URLs (development only: it signs with the first key).
     public var developmentPage = false
     /// Log one line per image request (request id, client, method, path without the signature, status, bytes, ms,

@@ -58,6 +58,8 @@ public struct PixelBuffer: Sendable {
     public let height: Int
     var storage: PixelStorage
 
+    /// Width and height.
+    public var pixelSize: PixelSize { PixelSize(width: width, height: height) }
     /// Bytes in one row: `width * 4`.
     public var bytesPerRow: Int { width * 4 }
     /// Bytes held by the pixels: `width * height * 4`.

@@ -52,7 +52,7 @@ extension ImageProcessor {
 
     /// Decodes `.data` with the default processor, then hands the image to `body`.
     /// Built-ins that only work on pixels use it for the data case.
-    func processImage(
+    package func processImage(
         _ item: ImageProcessItem, context: ImageProcessingContext, _ body: (Image) throws -> Image?
     ) throws -> Image? {
         switch item {

@@ -130,10 +130,10 @@ extension RectCorner {
 
 /// Decimal numbers for identifiers: the shortest text that reads back as the same `Double`,
 /// without exponent or a trailing `.0` (`12`, `0.075`).
-enum DecimalText {
+package enum DecimalText {
     /// `value` times 10^`shift`, written exactly (the shift moves the decimal point in the text,
     /// so no rounding happens).
-    static func format(_ value: Double, shiftedBy shift: Int = 0) -> String {
+    package static func format(_ value: Double, shiftedBy shift: Int = 0) -> String {
         guard value.isFinite, let text = shifted("\(value)", by: shift) else { return "\(value)" }
         return text
     }

@@ -1,19 +1,26 @@
+import Magpie
+
 extension ServeOptions {
     /// The options of a URL's option segments.
     ///
-    /// Each segment is one processor in ``ImageProcessorSpec``'s grammar (`resize:256x256:fit`, `round:12`, `gray:`)
-    /// or one output option:
-    /// - `format:jpeg|png|webp|avif|gif|jxl|auto` (also `jpg`; only formats the registry can encode),
-    /// - `quality:N` with N in 1...100,
-    /// - `metadata:none|keep|strip`,
-    /// - `color:keep|srgb` (any other `color:…` is the colour-controls processor),
-    /// - `frames:first|all`,
-    /// - `preset:NAME[:NAME…]`, replaced in place by the named presets' segments.
+    /// Each segment is one of:
+    /// - one of Magpie's processors in ``ImageProcessorSpec``'s grammar (`resize:256x256:fit`, `round:12`, `gray:`),
+    ///   run in URL order;
+    /// - one of imgproxy's processing options, by its long or short name (`rs:fill:300:200`, `g:sm`, `w:300`), which
+    ///   update one state (``ImgproxyOptions``; later ones override earlier ones, empty arguments keep what was set)
+    ///   run as imgproxy's pipeline before Magpie's processors, whatever the order they came in;
+    /// - an output option: `format:` (also `f:`, `ext:`), `quality:` (`q:`; 0 is the default), `metadata:`,
+    ///   `color:keep|srgb`, `frames:first|all`, `preset:NAME[:NAME…]` (`pr:`), and imgproxy's `format_quality`,
+    ///   `max_bytes`, `strip_metadata`, `keep_copyright`, `strip_color_profile`, `page`, `pages`,
+    ///   `disable_animation`, `auto_rotate`, `skip_processing`, `cachebuster`, `expires`, `filename`,
+    ///   `return_attachment`.
     ///
-    /// Rules: names are case-insensitive; one trailing `:` is dropped, so options without arguments can be written
-    /// `gray:`; a `|` in a segment is refused (one processor per segment); processors run in URL order, so a
-    /// processor given twice runs twice; an output option given twice takes the last value (imgproxy's rule, so a
-    /// URL can override what a preset sets); a preset may not name another preset.
+    /// Names both grammars use: the arguments decide for `resize` and `crop` (`WxH` is Magpie's) and `flip` (`h`,
+    /// `v`, `hv` are Magpie's); `rotate` and `blur`, which read alike, are imgproxy's in a URL with another imgproxy
+    /// processing option and Magpie's otherwise. A preset named `default`, when configured, applies first to every URL
+    /// (imgproxy's rule). Names are case-insensitive; one trailing `:` is dropped; a `|` in a segment is refused; an
+    /// output option given twice takes the last value (imgproxy's rule, so a URL can override what a preset sets); a
+    /// preset may not name another preset.
     ///
     /// - Parameters:
     ///   - segments: The option segments, percent-decoded (``ServePath/optionSegments``).
@@ -30,13 +37,18 @@ extension ServeOptions {
     ) throws(ServeRequestError) -> ServeOptions {
         var options = ServeOptions()
         var format: RequestedFormat?
-        let expanded = try expand(segments, presets: presets)
+        let given = presets["default"] != nil ? ["preset:default"] + segments : segments
+        let expanded = try expand(given, presets: presets)
         guard expanded.count <= maximumOptions else {
             throw .badRequest("the options come to \(expanded.count) with their presets expanded; at most \(maximumOptions) are allowed")
         }
+        var classified: [Segment] = []
         for (segment, preset) in expanded {
-            let origin = preset.map { " (from preset \(ServeRequestError.quoted($0)))" } ?? ""
-            try options.apply(segment, origin: origin, format: &format, registry: registry)
+            classified.append(try Segment(segment, origin: preset.map { " (from preset \(ServeRequestError.quoted($0)))" } ?? ""))
+        }
+        let imgproxyURL = classified.contains { $0.kind == .imgproxy }
+        for segment in classified {
+            try options.apply(segment, imgproxyURL: imgproxyURL, format: &format, registry: registry)
         }
         if let fileExtension {
             let quoted = ServeRequestError.quoted(fileExtension)
@@ -103,7 +115,7 @@ extension ServeOptions {
     /// The names in a `preset:a:b` segment; nil when the segment is another option.
     private static func presetNames(_ segment: String) -> [String]? {
         let fields = segment.split(separator: ":", omittingEmptySubsequences: false)
-        guard fields.count > 1, fields[0].lowercased() == "preset" else { return nil }
+        guard fields.count > 1, ["preset", "pr"].contains(fields[0].lowercased()) else { return nil }
         var names = fields.dropFirst().map(String.init)
         if names.count > 1, names.last == "" { names.removeLast() }  // the optional trailing colon
         return names

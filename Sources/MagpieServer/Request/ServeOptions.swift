@@ -1,5 +1,8 @@
+import Magpie
+
 /// What a request asks to be done to the image and how to write it, from its option segments
-/// (``parse(_:fileExtension:presets:maximumOptions:registry:)``).
+/// (``parse(_:fileExtension:presets:maximumOptions:registry:)``): Magpie's processors in URL order, imgproxy's
+/// options as one pipeline that runs first (``ImgproxyProcessor``), and the output and response options both share.
 public struct ServeOptions: Sendable, Equatable {
     /// Whether pixels keep their colour profile or are converted to sRGB.
     public enum ColorHandling: String, Sendable, Equatable, CaseIterable {
@@ -9,65 +12,145 @@ public struct ServeOptions: Sendable, Equatable {
         case srgb
     }
 
-    /// The processors from the option segments, in URL order; ``DefaultImageProcessor/default`` when there are none.
+    /// Magpie's processors from the option segments, in URL order; ``DefaultImageProcessor/default`` when there are
+    /// none. They run after imgproxy's pipeline.
     public var processor: any ImageProcessor
+    /// imgproxy's options (`rs:fill:300:200`, `g:sm`, …); the defaults when the URL has none.
+    public var imgproxy: ImgproxyOptions
     /// From `format:` or the extension; ``RequestedFormat/auto`` when neither is given.
     public var format: RequestedFormat
-    /// From `quality:`, 1...100; nil for the encoders' default (``ImageEncodingOptions/default``, 85).
+    /// From `quality:`, 1...100; nil for the server's default for the output format.
     public var quality: Int?
-    /// From `metadata:`; ``ImageEncodingOptions/MetadataPolicy/none`` by default.
+    /// From imgproxy's `format_quality` (`fq:webp:70:avif:50`): quality per output format, under ``quality``.
+    public var formatQuality: [ImageFormat: Int]
+    /// From imgproxy's `max_bytes`: the largest result in bytes, met by lowering the quality of lossy formats; 0 for
+    /// none.
+    public var maxBytes: Int
+    /// From `metadata:` (or imgproxy's `strip_metadata`); ``ImageEncodingOptions/MetadataPolicy/none`` by default.
     public var metadata: ImageEncodingOptions.MetadataPolicy
-    /// From `color:keep` or `color:srgb`; ``ColorHandling/keep`` by default.
+    /// From `color:keep` or `color:srgb` (or imgproxy's `strip_color_profile`); ``ColorHandling/keep`` by default.
     public var color: ColorHandling
-    /// True for `frames:first`: write a still image even when the source is animated.
+    /// True for `frames:first` (or imgproxy's `disable_animation`): write a still image even when the source is
+    /// animated.
     public var firstFrameOnly: Bool
+    /// imgproxy's `page`: the first frame (page) used, from 0.
+    public var page: Int
+    /// imgproxy's `pages`: how many frames from ``page``; nil for all that follow.
+    public var pages: Int?
+    /// imgproxy's `auto_rotate`: apply the source's EXIF orientation (default true).
+    public var autoRotate: Bool
+    /// imgproxy's `skip_processing`: source formats answered with the source's own bytes when no other output format
+    /// is asked for.
+    public var skipProcessing: Set<ImageFormat>
+    /// imgproxy's `cachebuster`: no effect on the image; a new value makes a new result (and refetches the source).
+    public var cachebuster: String
+    /// imgproxy's `expires`: the URL is refused with 404 after this Unix time; nil for never.
+    public var expires: Int?
+    /// imgproxy's `filename`: the file name (without extension) in `Content-Disposition`; nil derives it from the source.
+    public var filename: String?
+    /// imgproxy's `return_attachment`: `Content-Disposition: attachment` instead of `inline`.
+    public var attachment: Bool
+    /// imgproxy's `keep_copyright`: accepted and recorded; Magpie writes no metadata when stripping (see DEPLOYMENT.md).
+    public var keepCopyright: Bool
 
     /// Options with the given values; the defaults are those of a URL without output options or processors.
-    ///
-    /// - Parameters:
-    ///   - processor: The processors to run.
-    ///   - format: The requested output format.
-    ///   - quality: Lossy quality 1...100, or nil for the default.
-    ///   - metadata: What the encoder writes besides pixels.
-    ///   - color: Whether to convert to sRGB.
-    ///   - firstFrameOnly: Whether to drop all frames but the first.
     public init(
         processor: any ImageProcessor = DefaultImageProcessor.default, format: RequestedFormat = .auto,
         quality: Int? = nil, metadata: ImageEncodingOptions.MetadataPolicy = .none, color: ColorHandling = .keep,
         firstFrameOnly: Bool = false
     ) {
         self.processor = processor
+        self.imgproxy = ImgproxyOptions()
         self.format = format
         self.quality = quality
+        self.formatQuality = [:]
+        self.maxBytes = 0
         self.metadata = metadata
         self.color = color
         self.firstFrameOnly = firstFrameOnly
+        self.page = 0
+        self.pages = nil
+        self.autoRotate = true
+        self.skipProcessing = []
+        self.cachebuster = ""
+        self.expires = nil
+        self.filename = nil
+        self.attachment = false
+        self.keepCopyright = true
     }
 
     /// Every field equal, the processors compared by ``ImageProcessor/identifier``.
     public static func == (lhs: ServeOptions, rhs: ServeOptions) -> Bool {
-        lhs.processor.identifier == rhs.processor.identifier && lhs.format == rhs.format && lhs.quality == rhs.quality
-            && lhs.metadata == rhs.metadata && lhs.color == rhs.color && lhs.firstFrameOnly == rhs.firstFrameOnly
+        lhs.processor.identifier == rhs.processor.identifier && lhs.normalized == rhs.normalized
+            && lhs.expires == rhs.expires && lhs.filename == rhs.filename && lhs.attachment == rhs.attachment
+            && lhs.keepCopyright == rhs.keepCopyright
     }
 
     /// A canonical text of everything that decides the output except the format ``RequestedFormat/auto`` picks
-    /// (the server adds the negotiated format to its cache key itself).
+    /// (the server adds the negotiated format to its cache key itself), `watermarkName` naming the server's watermark
+    /// image when imgproxy's `watermark` uses it.
     ///
-    /// The output options come first in a fixed order with defaults spelled out, then the processors' canonical
-    /// identifier (`|`-separated, in URL order, since order changes pixels):
-    /// `format:auto/quality:85/metadata:none/color:keep/frames:all/resize:256x256:fit|round:12`. So option order,
-    /// presets, aliases (`jpg`, `bw`) and defaults written out or left out do not change it; anything that changes
-    /// the output does.
-    public var normalized: String {
-        let outputs = [
+    /// The output options come first in a fixed order with defaults spelled out (a fixed format's default quality
+    /// written as that number, so `quality:80` and no quality share a key when 80 is the default), then imgproxy's
+    /// pipeline (``ImgproxyOptions/canonicalText(watermarkName:detector:)``) and Magpie's processors' identifiers
+    /// (`|`-separated, in URL order): `format:auto/quality:default/metadata:none/color:keep/frames:all/…`. So option
+    /// order, presets, aliases (`jpg`, `bw`, `rs`, `resize`) and defaults written out or left out do not change it;
+    /// anything that changes the output does.
+    public func normalized(defaultQuality: (ImageFormat) -> Int = ServeOptions.defaultQuality, watermarkName: String? = nil) -> String {
+        var qualityText = quality.map(String.init) ?? "default"
+        if case .fixed(let fixed) = format, quality == nil { qualityText = String(formatQuality[fixed] ?? defaultQuality(fixed)) }
+        var outputs = [
             "format:\(format.name)",
-            "quality:\(quality ?? ImageEncodingOptions.default.quality)",
+            "quality:\(qualityText)",
             "metadata:\(metadata.rawValue)",
             "color:\(color.rawValue)",
             "frames:\(firstFrameOnly ? "first" : "all")",
         ]
-        let processors = processor.identifier
-        return (outputs + (processors.isEmpty ? [] : [processors])).joined(separator: "/")
+        if case .auto = format, !formatQuality.isEmpty {
+            outputs.append("fq:" + formatQuality.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue):\($0.value)" }.joined(separator: ":"))
+        }
+        if maxBytes > 0 { outputs.append("mb:\(maxBytes)") }
+        if page != 0 || pages != nil { outputs.append("pages:\(page):\(pages.map(String.init) ?? "all")") }
+        if !autoRotate { outputs.append("ar:0") }
+        if !skipProcessing.isEmpty { outputs.append("skp:" + skipProcessing.map(\.rawValue).sorted().joined(separator: ":")) }
+        if !cachebuster.isEmpty { outputs.append("cb:" + cachebuster) }
+        var processors: [String] = []
+        if !imgproxy.isDefault { processors.append(imgproxy.canonicalText(watermarkName: watermarkName)) }
+        if !processor.identifier.isEmpty { processors.append(processor.identifier) }
+        return (outputs + (processors.isEmpty ? [] : [processors.joined(separator: "|")])).joined(separator: "/")
+    }
+
+    /// ``normalized(defaultQuality:watermarkName:)`` with the server's default qualities and no watermark.
+    public var normalized: String { normalized() }
+
+    /// The processor a request runs: imgproxy's pipeline (when any of its options is set) then Magpie's processors.
+    ///
+    /// - Parameters:
+    ///   - watermark: The server's watermark image and its name, for imgproxy's `watermark`.
+    ///   - detector: What finds faces or objects for smart gravity.
+    public func pipeline(watermark: (image: Image, name: String)? = nil, detector: (any FocalPointDetecting)? = nil) -> any ImageProcessor {
+        guard !imgproxy.isDefault else { return processor }
+        return ImgproxyProcessor(options: imgproxy, watermark: watermark, detector: detector) |> processor
+    }
+
+    /// The size a decoder may shrink the source to while decoding without changing the result: imgproxy's
+    /// (``ImgproxyOptions/decodingTarget``) when its pipeline runs, else the first processor's when it is a resize.
+    public var decodingTarget: (size: PixelSize, mode: ImageDecodingOptions.ContentMode)? {
+        if !imgproxy.isDefault { return imgproxy.decodingTarget }
+        let first = (processor as? ChainedImageProcessor)?.processors.first ?? processor
+        guard let resize = first as? ResizingImageProcessor else { return nil }
+        return (resize.referenceSize, resize.mode == .aspectFit ? .aspectFit : .aspectFill)
+    }
+
+    /// imgproxy's default qualities (`IMGPROXY_QUALITY` 80, and its built-in per-format values): WebP 79, AVIF 63,
+    /// JPEG XL 77, any other lossy format 80.
+    public static func defaultQuality(_ format: ImageFormat) -> Int {
+        switch format {
+        case .webp: 79
+        case .avif: 63
+        case .jxl: 77
+        default: 80
+        }
     }
 
     /// The negotiated output format for this request, with `frames:first` applied: an animated source then counts as
@@ -85,13 +168,21 @@ public struct ServeOptions: Sendable, Equatable {
         return choice
     }
 
-    /// The encoder settings for `choice`: ``quality`` (85 when not given), ``metadata`` and first-frame-only; the
-    /// other fields keep ``ImageEncodingOptions/default``'s values.
+    /// The quality for `format`: ``quality``, else ``formatQuality``'s, else `defaultQuality`'s.
+    public func quality(for format: ImageFormat, defaultQuality: (ImageFormat) -> Int = ServeOptions.defaultQuality) -> Int {
+        quality ?? formatQuality[format] ?? defaultQuality(format)
+    }
+
+    /// The encoder settings for `choice`: the quality (``quality(for:defaultQuality:)``), ``metadata`` and
+    /// first-frame-only; the other fields keep ``ImageEncodingOptions/default``'s values.
     ///
     /// - Parameter choice: The negotiated format (from ``outputFormat(accept:source:hasAlpha:isAnimated:)``).
-    public func encodingOptions(for choice: OutputFormatChoice) -> ImageEncodingOptions {
+    public func encodingOptions(for choice: OutputFormatChoice, defaultQuality: (ImageFormat) -> Int = ServeOptions.defaultQuality)
+        -> ImageEncodingOptions
+    {
         var options = ImageEncodingOptions(
-            quality: quality ?? ImageEncodingOptions.default.quality, onlyFirstFrame: firstFrameOnly || choice.firstFrameOnly)
+            quality: quality(for: choice.format, defaultQuality: defaultQuality),
+            onlyFirstFrame: firstFrameOnly || choice.firstFrameOnly)
         options.metadata = metadata
         return options
     }
@@ -99,11 +190,20 @@ public struct ServeOptions: Sendable, Equatable {
     /// The output options' names, in the order error messages list them.
     static let outputOptionNames = ["format", "quality", "metadata", "color", "preset", "frames"]
 
-    /// Every option name a segment may start with: the processors' (``ImageProcessorSpec/processorNames``), then the
-    /// output options' (`color` is both: `color:keep` and `color:srgb` are the output option, any other `color:` the
-    /// colour-controls processor).
+    /// The known names for error messages: Magpie's, then imgproxy's long names.
+    static let knownNamesText: String = {
+        let processors = ImageProcessorSpec.processorNames
+        let magpie = processors + outputOptionNames.filter { !processors.contains($0) }
+        let imgproxy = Set(ImgproxyOptions.names.values).union(imgproxyOutputNames.values).subtracting(magpie).sorted()
+        return "Magpie's: \(magpie.joined(separator: ", ")); imgproxy's: \(imgproxy.joined(separator: ", ")), and their short names"
+    }()
+
+    /// Every option name a segment may start with: Magpie's processors' (``ImageProcessorSpec/processorNames``), the
+    /// output options', then imgproxy's (``ImgproxyOptions/names`` and its output and response options).
     static let knownNames: [String] = {
         let processors = ImageProcessorSpec.processorNames
-        return processors + outputOptionNames.filter { !processors.contains($0) }
+        let magpie = processors + outputOptionNames.filter { !processors.contains($0) }
+        let imgproxy = (Array(ImgproxyOptions.names.keys) + imgproxyOutputNames.keys).sorted()
+        return magpie + imgproxy.filter { !magpie.contains($0) }
     }()
 }

@@ -7,8 +7,9 @@ import Magpie
 /// - `/{signature}/{option}/…/{base64url source URL}[.{extension}]`, where the base64url text may be split over
 ///   several segments with `/` and its `=` padding is optional.
 ///
-/// Option segments always contain `:` (an option without arguments is written `gray:`); the first segment without
-/// `:` starts the source. The path is the raw one, still percent-encoded, without the query string: the HTTP layer
+/// Option segments always contain `:` (an option without arguments is written `gray:`; a `%3A` counts, as imgproxy
+/// takes colons a CDN escaped); the first segment without `:` starts the source, and one empty segment before a base64
+/// source is skipped (some imgproxy clients write `//` there). The path is the raw one, still percent-encoded, without the query string: the HTTP layer
 /// removes `?…` before parsing, so a query is never signed and a `?` in a plain source URL must be written `%3F`.
 public struct ServePath: Sendable, Equatable {
     /// The first segment, as received (`_` or `insecure` for unsigned URLs).
@@ -44,8 +45,17 @@ public struct ServePath: Sendable, Equatable {
             guard !rest.isEmpty else { throw .badRequest("the path has no source URL after its options") }
             let end = rest.firstIndex(of: "/") ?? rest.endIndex
             let segment = rest[..<end]
-            guard !segment.isEmpty else { throw .badRequest("the path has an empty segment (\"//\")") }
-            if !segment.contains(":") { break }
+            guard !segment.isEmpty else {
+                // One empty segment may end the options before a base64 source: some imgproxy clients write `//`.
+                let after = end == rest.endIndex ? rest[end...] : rest[rest.index(after: end)...]
+                guard !options.isEmpty, !after.isEmpty, !after.hasPrefix("/"), !after.hasPrefix("plain/") else {
+                    throw .badRequest("the path has an empty segment (\"//\")")
+                }
+                rest = after
+                break
+            }
+            // A CDN may escape the colons of options (imgproxy accepts %3A for them).
+            if !segment.contains(":") && !segment.contains("%3A") && !segment.contains("%3a") { break }
             guard options.count < maximumOptions else {
                 throw .badRequest("the path has more than \(maximumOptions) options")
             }

@@ -20,15 +20,16 @@ extension ImageServer {
         let fetchStart = ContinuousClock.now
         let pipeline: ImageManager
         if case .provider = source { pipeline = localManager } else { pipeline = manager }
-        let retrieved = try await pipeline.retrieveImage(
-            with: source,
-            options: [
-                .decodingOptions(decoding), .respectCacheControl, .memoryCacheWrites(false), .memoryCacheReads(false),
-                .downloadTimeout(configuration.downloadTimeout),
-                // The source's Last-Modified is read back from the originals cache for the response, so its write
-                // must have landed (it takes well under a millisecond; under load it otherwise sometimes had not).
-                .waitForCache,
-            ])
+        var retrieval: [MagpieOption] = [
+            .decodingOptions(decoding), .respectCacheControl, .memoryCacheWrites(false), .memoryCacheReads(false),
+            .downloadTimeout(configuration.downloadTimeout),
+            // The source's Last-Modified is read back from the originals cache for the response, so its write
+            // must have landed (it takes well under a millisecond; under load it otherwise sometimes had not).
+            .waitForCache,
+        ]
+        // imgproxy's cachebuster: a new value is a new result, and the source is asked again rather than reused.
+        if !options.cachebuster.isEmpty { retrieval.append(.revalidate) }
+        let retrieved = try await pipeline.retrieveImage(with: source, options: retrieval)
         let fetched = ContinuousClock.now - fetchStart
         if let download = retrieved.downloadMetrics {
             metrics.phase(.download, download.total)
@@ -37,7 +38,17 @@ extension ImageServer {
         } else {
             metrics.phase(.decode, fetched)
         }
-        let sourceImage = retrieved.image
+        // imgproxy's skip_processing: a source in a listed format is answered with its own bytes.
+        if options.skipProcessing.contains(retrieved.image.format), options.format == .auto || options.format == .fixed(retrieved.image.format),
+            let original = await retrieved.data()
+        {
+            let image = ServedImage(
+                data: original, format: retrieved.image.format, lastModified: await sourceLastModified(source), variesOnAccept: false)
+            memory.store(image, forKey: key, admission: .fresh)
+            return ProducedImage(image: image, layer: retrieved.cacheType == .none ? "none" : "original")
+        }
+        let sourceImage = try Self.selectingPages(retrieved.image, options: options)
+        let processor = options.pipeline(watermark: watermark)
         let limit = configuration.processingTimeout
         // The answer goes out at the limit; the job is cancelled (processors check between passes) and winds down after.
         let produced = try await deadlines.answer(within: limit) {
@@ -46,8 +57,8 @@ extension ImageServer {
                 let processStart = ContinuousClock.now
                 let processed: Image
                 do {
-                    guard let image = try options.processor.process(item: .image(sourceImage), context: context) else {
-                        throw MagpieError.processingFailed(reason: .processorFailed(identifier: options.processor.identifier))
+                    guard let image = try processor.process(item: .image(sourceImage), context: context) else {
+                        throw MagpieError.processingFailed(reason: .processorFailed(identifier: processor.identifier))
                     }
                     processed = image
                 } catch MagpieError.processingFailed(reason: .cancelled) {
@@ -59,15 +70,14 @@ extension ImageServer {
                 let choice = options.outputFormat(
                     accept: accept, source: sourceImage.format, hasAlpha: !processed.pixels.isOpaque,
                     isAnimated: processed.isAnimated)
-                var encoding = options.encodingOptions(for: choice)
-                if options.quality == nil { encoding.quality = Self.defaultQuality(choice.format) }
+                var encoding = options.encodingOptions(for: choice, defaultQuality: self.defaultQuality)
                 // libavif's default effort takes seconds per megapixel; 8 is what image servers use for on-line work.
                 if choice.format == .avif { encoding.speed = 8 }
                 let encodeStart = ContinuousClock.now
                 let data: Data
                 do {
-                    data = try ImageCoderRegistry.shared.encode(
-                        processed, as: choice.format, options: encoding, isCancelled: context.isCancelled)
+                    data = try Self.encode(
+                        processed, as: choice.format, options: encoding, maxBytes: options.maxBytes, isCancelled: context.isCancelled)
                 } catch MagpieError.processingFailed(reason: .cancelled) {
                     // The encoders stop between rows too: a 49 MP PNG takes longer to write than to make.
                     self.metrics.jobCancelled()
@@ -97,28 +107,61 @@ extension ImageServer {
         return ProducedImage(image: image, layer: retrieved.cacheType == .none ? "none" : "original")
     }
 
-    /// Decoding shrinks a source to what the first resize needs (JPEG DCT scaling, WebP scaled decoding): a 2K
-    /// photo thumbnailed to 512 decodes a quarter of the pixels. Limits are the server's (sources, results, working
-    /// memory); `color:srgb` converts.
+    /// Decoding shrinks a source to what the options allow (JPEG DCT scaling, WebP scaled decoding:
+    /// ``ServeOptions/decodingTarget``): a 2K photo thumbnailed to 512 decodes a quarter of the pixels. Limits are the
+    /// server's (sources, results, working memory); `color:srgb` converts; `auto_rotate:0` keeps the stored orientation.
     func decodingOptions(for options: ServeOptions) -> ImageDecodingOptions {
         var decoding = ImageDecodingOptions.default
         decoding.limits.maxPixelsPerFrame = configuration.maximumPixels
         decoding.limits.maxFrameCount = configuration.maximumFrames
         decoding.limits.maxResultDimension = configuration.maximumResultDimension
         decoding.limits.maxWorkingBytes = configuration.maximumWorkingMemory
-        decoding.onlyFirstFrame = options.firstFrameOnly
+        decoding.onlyFirstFrame = options.firstFrameOnly || (options.page == 0 && options.pages == 1)
+        decoding.appliesOrientation = options.autoRotate
         if options.color == .srgb { decoding.colorSpace = .sRGB }
-        let first = (options.processor as? ChainedImageProcessor)?.processors.first ?? options.processor
-        if let resize = first as? ResizingImageProcessor {
-            decoding.targetSize = resize.referenceSize
-            decoding.contentMode = resize.mode == .aspectFit ? .aspectFit : .aspectFill
+        if let target = options.decodingTarget {
+            decoding.targetSize = target.size
+            decoding.contentMode = target.mode
         }
         return decoding
     }
 
-    /// imgproxy's default (80) for the lossy formats; AVIF looks as good at a lower number.
-    static func defaultQuality(_ format: ImageFormat) -> Int {
-        format == .avif ? 60 : 80
+    /// The quality of `format` when the URL gives none: the configuration's for that format, else imgproxy's.
+    func defaultQuality(_ format: ImageFormat) -> Int {
+        configuration.formatQuality[format] ?? configuration.defaultQuality ?? ServeOptions.defaultQuality(format)
+    }
+
+    /// imgproxy's `page` and `pages`: the frames from `page`, `pages` of them (all that follow when not given).
+    ///
+    /// - Throws: A 422 ``ServerFailure`` when `page` is past the last frame.
+    static func selectingPages(_ image: Image, options: ServeOptions) throws -> Image {
+        guard options.page > 0 || options.pages != nil else { return image }
+        guard options.page < image.frames.count else {
+            throw ServerFailure(status: 422, message: "page \(options.page) is past the source's last (it has \(image.frames.count))")
+        }
+        let end = options.pages.map { min(image.frames.count, options.page + $0) } ?? image.frames.count
+        var selected = try Image(frames: Array(image.frames[options.page..<end]), loopCount: image.loopCount, format: image.format, scale: image.scale)
+        selected.colorProfile = image.colorProfile
+        selected.metadata = image.metadata
+        return selected
+    }
+
+    /// `image` encoded as `format`; with `maxBytes` above 0, a lossy format's quality is lowered until the result fits
+    /// or the quality reaches 10, imgproxy's search: each step takes a quarter, a half or three quarters of the quality
+    /// (by how far over the limit the last try was), and at least one less. Lossless formats are written once.
+    static func encode(
+        _ image: Image, as format: ImageFormat, options: ImageEncodingOptions, maxBytes: Int, isCancelled: @escaping @Sendable () -> Bool
+    ) throws -> Data {
+        var encoding = options
+        var data = try ImageCoderRegistry.shared.encode(image, as: format, options: encoding, isCancelled: isCancelled)
+        guard maxBytes > 0, [.jpeg, .webp, .avif, .jxl].contains(format), !encoding.lossless else { return data }
+        while data.count > maxBytes && encoding.quality > 10 {
+            let overshoot = Double(data.count) / Double(maxBytes)
+            let factor = overshoot > 3 ? 0.25 : overshoot > 1.5 ? 0.5 : 0.75
+            encoding.quality = max(1, min(encoding.quality - 1, Int((Double(encoding.quality) * factor).rounded())))
+            data = try ImageCoderRegistry.shared.encode(image, as: format, options: encoding, isCancelled: isCancelled)
+        }
+        return data
     }
 
     /// The source's `Last-Modified`: the origin's header kept with its bytes, or a local file's modification time.

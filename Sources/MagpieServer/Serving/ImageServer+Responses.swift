@@ -8,12 +8,13 @@ import Foundation
 
 /// Turning results and failures into HTTP answers: caching headers, conditional requests, `HEAD`, the access log.
 extension ImageServer {
-    func imageResponse(_ image: ServedImage, layer: String, request: ImageServerRequest) -> ImageServerResponse {
+    func imageResponse(_ image: ServedImage, layer: String, parsed: ParsedServeRequest, request: ImageServerRequest) -> ImageServerResponse {
         var headers: [(name: String, value: String)] = [
             ("Content-Type", image.format.mimeType),
             ("Content-Length", String(image.data.count)),
-            ("Cache-Control", resultCacheControl),
+            ("Cache-Control", parsed.request.options.expires == nil ? resultCacheControl : expiringCacheControl(parsed)),
             ("ETag", image.etag),
+            ("Content-Disposition", parsed.contentDisposition(format: image.format)),
         ]
         if let lastModified = image.lastModified { headers.append(("Last-Modified", lastModified)) }
         if image.variesOnAccept { headers.append(("Vary", "Accept")) }
@@ -25,6 +26,12 @@ extension ImageServer {
                 body: Data(), cacheLayer: layer)
         }
         return ImageServerResponse(status: 200, headers: headers, body: request.method == "HEAD" ? Data() : image.data, cacheLayer: layer)
+    }
+
+    /// `Cache-Control` for a URL with imgproxy's `expires`: `max-age` no longer than the time left.
+    private func expiringCacheControl(_ parsed: ParsedServeRequest) -> String {
+        let left = max(0, (parsed.request.options.expires ?? 0) - Int(Date().timeIntervalSince1970))
+        return "public, max-age=\(min(Int(configuration.maxAge.components.seconds), left))"
     }
 
     /// `If-None-Match` decides when present (weak comparison, `*` matches); `If-Modified-Since` only without it.

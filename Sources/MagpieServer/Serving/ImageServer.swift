@@ -41,6 +41,9 @@ public final class ImageServer: Sendable {
     private let accepting = Mutex(true)
     /// `Cache-Control` of every image answer.
     let resultCacheControl: String
+    /// The decoded watermark image and its name (the first 16 hex digits of its bytes' SHA-256, so a new file makes
+    /// new results), from ``ImageServerConfiguration/watermark``.
+    let watermark: (image: Image, name: String)?
 
     /// False once shutdown began: `/ready` answers 503 so load balancers stop sending while requests in flight finish.
     public var isReady: Bool { accepting.withLock { $0 } }
@@ -74,6 +77,16 @@ public final class ImageServer: Sendable {
             try ServeOptions.validate(presets: configuration.presets)
         } catch {
             throw ImageServerConfigurationError(message: "preset: \(error.message)")
+        }
+        if let bytes = configuration.watermark {
+            do {
+                let image = try ImageCoderRegistry.shared.decode(bytes)
+                watermark = (image, String(ServedImage.entityTag(of: bytes).dropFirst().prefix(16)))
+            } catch {
+                throw ImageServerConfigurationError(message: "the watermark image cannot be decoded: \(error)")
+            }
+        } else {
+            watermark = nil
         }
         sources = SourcePolicy(allowedPrefixes: configuration.allowedSourcePrefixes, localRoot: configuration.localRoot)
         if let root = configuration.localRoot, sources.localRoot == nil {
@@ -127,8 +140,8 @@ public final class ImageServer: Sendable {
             response.headers.append(("Allow", "GET, HEAD"))
         } else {
             do {
-                let (image, layer) = try await image(for: request)
-                response = imageResponse(image, layer: layer, request: request)
+                let (image, layer, parsed) = try await image(for: request)
+                response = imageResponse(image, layer: layer, parsed: parsed, request: request)
             } catch {
                 let failure = (error as? ServerFailure) ?? ServerFailure(status: 500, message: "internal error", reason: "\(error)")
                 if let kind = failure.originErrorKind { metrics.originError(kind) }
@@ -151,11 +164,12 @@ public final class ImageServer: Sendable {
         let start = ContinuousClock.now
         guard request.method == "GET" || request.method == "HEAD",
             let parsed = try? parsedRequest(forPath: request.path),
+            !parsed.hasExpired(),
             sources.allows(parsed.request.source),
             let hit = memory.value(forKey: resultKey(parsed, accept: request.accept))
         else { return nil }
         metrics.cacheLayer("memory")
-        return finished(imageResponse(hit, layer: "memory", request: request), for: request, since: start)
+        return finished(imageResponse(hit, layer: "memory", parsed: parsed, request: request), for: request, since: start)
     }
 
     /// Counts, times and logs an answer, and gives it the request's id: the same for every path to it.
@@ -187,31 +201,34 @@ public final class ImageServer: Sendable {
             ParsedServeRequest(
                 try ServeRequest.parse(
                     path: path, signer: signer, allowsUnsigned: configuration.allowsUnsigned,
-                    presets: configuration.presets, maximumOptions: configuration.maximumOptions))
+                    presets: configuration.presets, maximumOptions: configuration.maximumOptions),
+                defaultQuality: defaultQuality, watermarkName: watermark?.name)
         }
     }
 
     /// The result for `request` and the layer it came from.
-    private func image(for request: ImageServerRequest) async throws -> (ServedImage, String) {
+    private func image(for request: ImageServerRequest) async throws -> (ServedImage, String, ParsedServeRequest) {
         let known: ParsedServeRequest
         do {
             known = try parsedRequest(forPath: request.path)
         } catch {
             throw ServerFailure(error)
         }
+        // imgproxy's answer to an expired URL.
+        if known.hasExpired() { throw ServerFailure(status: 404, message: "the URL has expired") }
         let parsed = known.request
         let source = try sources.pipelineSource(for: parsed.source, maximumBytes: configuration.maximumSourceBytes)
         let key = resultKey(known, accept: request.accept)
         if let hit = memory.value(forKey: key) {
             metrics.cacheLayer("memory")
-            return (hit, "memory")
+            return (hit, "memory", known)
         }
         if let entry = try? await results.cachedEntry(forKey: key, extendingExpiration: nil) {
             let image = ServedImage(data: entry.data, validators: entry.metadata.validators)
             // Read back from disk: asked for before, so protected in memory at once.
             memory.store(image, forKey: key, admission: .repeated)
             metrics.cacheLayer("disk")
-            return (image, "disk")
+            return (image, "disk", known)
         }
         let produced: ProducedImage
         do {
@@ -233,7 +250,7 @@ public final class ImageServer: Sendable {
             throw ServerFailure(status: 503, message: "cancelled")
         }
         metrics.cacheLayer(produced.layer)
-        return (produced.image, produced.layer)
+        return (produced.image, produced.layer, known)
     }
 
     /// The result cache key: the source, everything that changes the output, and the format (for `auto`, which of

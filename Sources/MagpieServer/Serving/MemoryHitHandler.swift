@@ -84,7 +84,7 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private static let knownNames: [String: HTTPField.Name] = [
         "Content-Type": .contentType, "Content-Length": .contentLength, "Cache-Control": .cacheControl, "ETag": .eTag,
         "Last-Modified": .lastModified, "Vary": .vary, "X-Magpie-Cache": HTTPField.Name("X-Magpie-Cache")!,
-        "X-Request-ID": ImageServer.requestIDField,
+        "X-Request-ID": ImageServer.requestIDField, "Content-Disposition": .contentDisposition,
     ]
 
     private func write(_ answer: ImageServerResponse, context: ChannelHandlerContext) {

@@ -34,7 +34,7 @@ struct ServeOptionsTests {
         #expect(options.metadata == .none)
         #expect(options.color == .keep)
         #expect(!options.firstFrameOnly)
-        #expect(options.normalized == "format:auto/quality:85/metadata:none/color:keep/frames:all")
+        #expect(options.normalized == "format:auto/quality:default/metadata:none/color:keep/frames:all")
     }
 
     @Test(arguments: [
@@ -63,9 +63,13 @@ struct ServeOptionsTests {
         #expect(try Self.parse([segment]).quality == quality)
     }
 
-    @Test(arguments: ["quality:0", "quality:101", "quality:abc", "quality:5.5", "quality:-1", "quality:+5", "quality:", "quality:5:6"])
+    @Test(arguments: ["quality:101", "quality:abc", "quality:5.5", "quality:-1", "quality:+5", "quality:", "quality:5:6"])
     func qualityRefusesEverythingElse(segment: String) throws {
         _ = try Self.badRequest([segment])
+    }
+
+    @Test func qualityZeroIsTheDefaultAsInImgproxy() throws {
+        #expect(try Self.parse(["quality:70", "q:0"]).quality == nil)
     }
 
     @Test(arguments: [
@@ -134,13 +138,15 @@ struct ServeOptionsTests {
 
     @Test func anUnknownOptionIsNamedAndTheKnownOnesListed() throws {
         let error = try Self.badRequest(["resize:10x10", "frobnicate:3"])
-        #expect(error.message.hasPrefix("unknown option \"frobnicate:3\" (known: downsample, resize, crop, round"))
-        #expect(error.message.hasSuffix("format, quality, metadata, preset, frames)"))
+        #expect(error.message.hasPrefix("unknown option \"frobnicate:3\" (Magpie's: downsample, resize, crop, round"))
+        #expect(error.message.contains("format, quality, metadata, preset, frames; imgproxy's: "))
         #expect(error.message.contains(" color,"))
+        #expect(error.message.contains(" resizing_type,"))
+        #expect(error.message.hasSuffix(", and their short names)"))
     }
 
     @Test(arguments: [
-        ("resize:abc", "WxH"), ("resize:10x10:squash", "unknown mode"), ("crop:", "missing size"), ("blur:-1", "negative"),
+        ("resize:abc", "resize:WxH"), ("resize:10x10:squash", "unknown mode"), ("crop:", "takes a width"), ("blur:-1", "negative"),
         ("round:12:corners=xx", "corners"), ("rotate:45", "multiple of 90"), ("blur:1:2", "unexpected argument"),
     ])
     func aMalformedProcessorIsNamedWithTheParsersReason(segment: String, reason: String) throws {
@@ -190,7 +196,8 @@ struct ServeOptionsTests {
 
     @Test func aBadSegmentInAPresetNamesThePreset() throws {
         let error = try Self.badRequest(["preset:broken"])
-        #expect(error.message.contains("\"resize:big\" (from preset \"broken\")"))
+        #expect(error.message.contains("\"resize:big\""))
+        #expect(error.message.hasSuffix("(from preset \"broken\")"))
     }
 
     @Test func validatingPresetsFindsTheFirstBadOneAndAcceptsGoodOnes() throws {
@@ -226,7 +233,9 @@ struct ServeOptionsTests {
     // MARK: Normalisation
 
     @Test(arguments: [
-        ([String](), nil as String?, ["quality:85", "metadata:none", "color:keep", "frames:all", "format:auto"], nil as String?),
+        ([String](), nil as String?, ["quality:0", "metadata:none", "color:keep", "frames:all", "format:auto"], nil as String?),
+        (["format:jpeg"], nil, ["quality:80"], "jpg"),
+        (["format:webp"], nil, ["quality:79", "format:webp"], nil),
         (["format:png", "quality:70"], nil, ["quality:70", "format:png"], nil),
         (["format:jpg"], nil, [], "jpeg"),
         (["preset:thumb"], nil, ["quality:70", "resize:100x100:fill"], nil),
@@ -243,6 +252,8 @@ struct ServeOptionsTests {
         (["blur:2", "resize:100x100"], ["resize:100x100", "blur:2"]),
         (["quality:80"], ["quality:85", "blur:0.5"]),
         (["quality:80"], []),
+        (["quality:85"], []),
+        (["format:jpeg", "quality:85"], ["format:jpeg"]),
         (["metadata:keep"], []),
         (["color:srgb"], []),
         (["frames:first"], []),
@@ -272,7 +283,7 @@ struct ServeOptionsTests {
     @Test func encodingOptionsCarryQualityMetadataAndFrames() throws {
         let still = OutputFormatChoice(format: .jpeg, firstFrameOnly: false, variesOnAccept: false)
         let defaults = try Self.parse([]).encodingOptions(for: still)
-        #expect(defaults.quality == 85)
+        #expect(defaults.quality == 80)
         #expect(defaults.metadata == .none)
         #expect(!defaults.onlyFirstFrame)
         let custom = try Self.parse(["quality:60", "metadata:keep", "frames:first"]).encodingOptions(for: still)

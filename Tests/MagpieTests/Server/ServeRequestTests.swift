@@ -33,12 +33,12 @@ struct ServeRequestTests {
         #expect(request.options.processor.identifier == (try ImageProcessorSpec.parse("resize:100x100:fill|round:8").identifier))
     }
 
-    @Test func theImgproxyKnownAnswerURLPassesTheSignatureCheck() throws {
-        // imgproxy's `rs:` option is not Magpie's: past the signature, it is the options that are refused.
-        let path = "/" + ImageURLSignerTests.imgproxySignature + ImageURLSignerTests.imgproxyPath
-        let refused = try error(path)
-        #expect(refused.status == 400)
-        #expect(refused.message.contains("\"rs:fit:300:300\""))
+    @Test func theImgproxyKnownAnswerURLIsAcceptedWithImgproxysMeaning() throws {
+        // imgproxy's documented example, signed by imgproxy's documented key and salt.
+        let request = try parse("/" + ImageURLSignerTests.imgproxySignature + ImageURLSignerTests.imgproxyPath)
+        #expect(request.source == .remote(URL(string: "http://img.example.com/pretty/image.jpg")!))
+        #expect(request.options.imgproxy.resizingType == .fit)
+        #expect(request.options.imgproxy.width == 300 && request.options.imgproxy.height == 300)
     }
 
     @Test func aBadSignatureIs403EvenWhenTheOptionsAreAlsoBad() throws {
