@@ -63,6 +63,14 @@ public struct ImageServerConfiguration: Sendable {
     public var defaultQuality: Int?
     /// Qualities per output format, over ``defaultQuality`` (imgproxy's `IMGPROXY_FORMAT_QUALITY`).
     public var formatQuality: [ImageFormat: Int] = [:]
+    /// Formats answered to a client whose `Accept` names them even when the URL asks for another (imgproxy's
+    /// `IMGPROXY_ENFORCE_AVIF`/`_WEBP`), in order of preference; such answers vary on `Accept`.
+    public var enforcedFormats: [ImageFormat] = []
+    /// Send a strong `ETag` of every result (imgproxy's `IMGPROXY_USE_ETAG`). Default true.
+    public var sendsETag = true
+    /// Let URLs set imgproxy's `max_src_resolution`, `max_src_file_size` and `max_animation_frames` (imgproxy's
+    /// `IMGPROXY_ALLOW_SECURITY_OPTIONS`); without it they are refused with 403. Default false.
+    public var allowsSecurityOptions = false
     /// Serve the page at `/` that builds signed URLs (development only: it signs with the first key).
     public var developmentPage = false
     /// Log one line per image request (request id, client, method, path without the signature, status, bytes, ms,

@@ -86,6 +86,25 @@ struct ServeCommand: AsyncParsableCommand {
     var noAccessLog = false
     @Option(name: .customLong("access-log-format"), help: "text (through the log), json, common or combined (default text).")
     var accessLogFormat: String?
+    @Option(help: "Quality of lossy results when the URL gives none (default: imgproxy's, 80; WebP 79, AVIF 63, JPEG XL 77).")
+    var quality: Int?
+    @Option(name: .customLong("format-quality"), help: "Qualities per format, e.g. jpeg=70,avif=40 (imgproxy's IMGPROXY_FORMAT_QUALITY).")
+    var formatQuality: String?
+    @Flag(name: .customLong("enforce-avif"), help: "Answer AVIF to clients that accept it even when the URL names another format.")
+    var enforceAvif = false
+    @Flag(name: .customLong("enforce-webp"), help: "Answer WebP to clients that accept it even when the URL names another format.")
+    var enforceWebp = false
+    @Flag(name: .customLong("no-etag"), help: "Send no ETag (imgproxy's IMGPROXY_USE_ETAG=false).") var noETag = false
+    @Option(help: "Watermark image (a file or an http(s) URL, read once) for imgproxy's watermark option.") var watermark: String?
+    @Flag(name: .customLong("allow-security-options"), help: "Let URLs set max_src_resolution, max_src_file_size and max_animation_frames.")
+    var allowSecurityOptions = false
+    @Flag(name: .customLong("print-config"), help: "Print the settings in effect and where each came from, then exit.")
+    var printConfig = false
+
+    /// The long flags given on the command line (for `--print-config`'s origins).
+    var givenFlags: Set<String> {
+        Set(CommandLine.arguments.filter { $0.hasPrefix("--") }.map { String($0.dropFirst(2).prefix { $0 != "=" }) })
+    }
 
     func run() async throws {
         global.bootstrapLogging(floor: .info)
@@ -97,7 +116,16 @@ struct ServeCommand: AsyncParsableCommand {
         } catch let error as ServeSettings.Invalid {
             throw ValidationError(error.message)
         }
+        if printConfig {
+            print(settings.printedConfiguration(), terminator: "")
+            return
+        }
         let logger = Logger(label: "magpie.serve")
+        if !settings.unsupportedImgproxyVariables.isEmpty {
+            logger.warning("imgproxy settings Magpie does not have are ignored", metadata: [
+                "variables": "\(settings.unsupportedImgproxyVariables.joined(separator: ", "))",
+            ])
+        }
         if !keys.isEmpty {
             logger.warning("signing keys given with --key are visible to every local user in ps; use MAGPIE_KEY/MAGPIE_SALT or --key-file")
         }

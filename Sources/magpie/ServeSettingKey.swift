@@ -7,6 +7,7 @@ enum ServeSettingKey: String, CaseIterable {
     case maxSourceBytes, maxPixels, maxFrames, maxResultDimension, maxWorkingMemory, maxOptions
     case downloadTimeout, processingTimeout, workers, queue
     case maxAge, diskCacheSize, memoryCacheSize, preset
+    case quality, formatQuality, enforceAvif, enforceWebp, etag, watermark, allowSecurityOptions
     case shutdownTimeout, drainDelay, idleTimeout, headerTimeout
     case dev, noAccessLog, accessLogFormat, metricsHost, metricsPort
 
@@ -18,6 +19,16 @@ enum ServeSettingKey: String, CaseIterable {
             name += character.uppercased()
         }
         return name
+    }
+
+    /// The command-line flag: the key in kebab-case (`maxSourceBytes` → `max-source-bytes`).
+    var flagName: String {
+        var name = ""
+        for character in rawValue {
+            if character.isUppercase { name += "-" }
+            name += character.lowercased()
+        }
+        return self == .etag ? "no-etag" : name
     }
 
     /// `MAGPIE_` variables that are Magpie's but not serve settings: the config file's path, and those the sanitizer

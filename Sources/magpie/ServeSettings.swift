@@ -1,12 +1,14 @@
 import Configuration
 import Foundation
+import Magpie
 import MagpieServer
 import SystemPackage
 
-/// `magpie serve`'s settings from three layers: flags, then `MAGPIE_…` environment variables, then the `--config`
-/// JSON file (swift-configuration reads the last two; keys are ``ServeSettingKey``'s camelCase names,
-/// `maxSourceBytes` ↔ `MAGPIE_MAX_SOURCE_BYTES`). A key or variable that names no setting is an error that suggests
-/// the nearest one: a misspelt limit must not silently leave the default in place.
+/// `magpie serve`'s settings from four layers: flags, then `MAGPIE_…` environment variables, then imgproxy's
+/// `IMGPROXY_…` ones (``ImgproxyEnvironment``), then the `--config` JSON file (swift-configuration reads the last
+/// three; keys are ``ServeSettingKey``'s camelCase names, `maxSourceBytes` ↔ `MAGPIE_MAX_SOURCE_BYTES`). A key or
+/// `MAGPIE_` variable that names no setting is an error that suggests the nearest one: a misspelt limit must not
+/// silently leave the default in place.
 struct ServeSettings {
     /// A value no layer may have; the message names the setting and the layer's value.
     struct Invalid: Error {
@@ -21,16 +23,26 @@ struct ServeSettings {
     var idleTimeout: Duration = .seconds(75)
     var headTimeout: Duration = .seconds(10)
     var metricsAddress: (host: String, port: Int)?
+    /// imgproxy variables set that Magpie has no use for (named in a warning at start).
+    var unsupportedImgproxyVariables: [String] = []
+    /// Where each setting came from, for `--print-config`: `flag --x`, `MAGPIE_X`, `IMGPROXY_Y`, `config file`.
+    var origins: [ServeSettingKey: String] = [:]
 
     init(command: ServeCommand, environment: [String: String] = ProcessInfo.processInfo.environment) async throws {
         try Self.checkEnvironment(environment)
+        let imgproxy = try ImgproxyEnvironment.translate(environment)
+        unsupportedImgproxyVariables = imgproxy.unsupported
+        let secrets = ["MAGPIE_KEY", "MAGPIE_SALT"]
         var providers: [any ConfigProvider] = [
-            EnvironmentVariablesProvider(environmentVariables: environment, secretsSpecifier: .specific(["MAGPIE_KEY", "MAGPIE_SALT"]))
-                .prefixKeys(with: "magpie")
+            EnvironmentVariablesProvider(environmentVariables: environment, secretsSpecifier: .specific(Set(secrets)))
+                .prefixKeys(with: "magpie"),
+            EnvironmentVariablesProvider(environmentVariables: imgproxy.variables, secretsSpecifier: .specific(Set(secrets)))
+                .prefixKeys(with: "magpie"),
         ]
         let configPath = command.config ?? environment["MAGPIE_CONFIG"]
+        var fileKeys: Set<String> = []
         if let configPath {
-            try Self.checkConfigFile(configPath)
+            fileKeys = try Self.checkConfigFile(configPath)
             do {
                 providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(configPath)))
             } catch {
@@ -38,6 +50,17 @@ struct ServeSettings {
             }
         }
         let layers = Layers(reader: ConfigReader(providers: providers))
+        for key in ServeSettingKey.allCases {
+            if command.givenFlags.contains(key.flagName) {
+                origins[key] = "flag --\(key.flagName)"
+            } else if environment[key.environmentName] != nil {
+                origins[key] = key.environmentName
+            } else if let variable = imgproxy.origins[key.environmentName] {
+                origins[key] = variable
+            } else if fileKeys.contains(key.rawValue) {
+                origins[key] = "config file"
+            }
+        }
 
         host = command.host ?? layers.string(.host) ?? host
         port = try Self.port("port", command.port ?? layers.int(.port)) ?? port
@@ -75,6 +98,21 @@ struct ServeSettings {
             }
             let options = preset[preset.index(after: equals)...].split(separator: "/").map(String.init)
             server.presets[String(preset[..<equals])] = options
+        }
+        if let quality = try command.quality ?? layers.int(.quality) {
+            guard (1...100).contains(quality) else { throw Invalid(message: "--quality must be within 1...100, not \(quality)") }
+            server.defaultQuality = quality
+        }
+        if let text = command.formatQuality ?? layers.strings(.formatQuality).joined(separator: ",").nonEmpty {
+            server.formatQuality = try Self.formatQualities(text)
+        }
+        let enforceAvif = command.enforceAvif || layers.bool(.enforceAvif) == true
+        let enforceWebp = command.enforceWebp || layers.bool(.enforceWebp) == true
+        server.enforcedFormats = (enforceAvif ? [.avif] : []) + (enforceWebp ? [.webp] : [])
+        server.sendsETag = !command.noETag && layers.bool(.etag) != false
+        server.allowsSecurityOptions = command.allowSecurityOptions || layers.bool(.allowSecurityOptions) == true
+        if let watermark = command.watermark ?? layers.string(.watermark) {
+            server.watermark = try await Self.watermark(watermark)
         }
         server.developmentPage = command.dev || layers.bool(.dev) == true
         server.accessLog = !(command.noAccessLog || layers.bool(.noAccessLog) == true)
@@ -128,10 +166,40 @@ struct ServeSettings {
         }
     }
 
+    /// `jpeg=70,avif=40` (imgproxy's `IMGPROXY_FORMAT_QUALITY`) as qualities per format.
+    static func formatQualities(_ text: String) throws -> [ImageFormat: Int] {
+        var result: [ImageFormat: Int] = [:]
+        for entry in text.split(separator: ",") {
+            let pair = entry.split(separator: "=")
+            guard pair.count == 2, let format = ImageFormat(fileExtension: String(pair[0]).trimmingCharacters(in: .whitespaces)),
+                let quality = Int(pair[1].trimmingCharacters(in: .whitespaces)), (1...100).contains(quality)
+            else { throw Invalid(message: "format quality \"\(entry)\" is not FORMAT=QUALITY (jpeg=70,avif=40)") }
+            result[format] = quality
+        }
+        return result
+    }
+
+    /// The watermark image's bytes, from a file or an `http(s)` URL (fetched once, at start).
+    static func watermark(_ location: String) async throws -> Data {
+        if location.hasPrefix("http://") || location.hasPrefix("https://") {
+            guard let url = URL(string: location) else { throw Invalid(message: "--watermark \"\(location)\" is not a URL") }
+            do {
+                return try await ImageDownloader.default.downloadData(with: url).data
+            } catch {
+                throw Invalid(message: "cannot fetch the watermark \(location): \(error)")
+            }
+        }
+        guard let data = FileManager.default.contents(atPath: location) else {
+            throw Invalid(message: "cannot read the watermark file \(location)")
+        }
+        return data
+    }
+
     /// Refuses a configuration file that is not a JSON object, with the parser's reason, or that has a key naming no
     /// setting, suggesting the nearest one (`maxSourceByte`, `max_source_bytes` and `max-source-bytes` all get
-    /// `maxSourceBytes`).
-    static func checkConfigFile(_ path: String) throws {
+    /// `maxSourceBytes`); returns its keys.
+    @discardableResult
+    static func checkConfigFile(_ path: String) throws -> Set<String> {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw Invalid(message: "cannot read the configuration file \(path)")
         }
@@ -150,6 +218,7 @@ struct ServeSettings {
             let hint = ServeSettingKey.nearest(to: key, among: known).map { " (did you mean \"\($0)\"?)" } ?? ""
             throw Invalid(message: "unknown setting \"\(key)\" in the configuration file \(path)\(hint)")
         }
+        return Set(settings.keys)
     }
 
     private static func port(_ name: String, _ value: Int?) throws -> Int? {
@@ -201,5 +270,50 @@ struct ServeSettings {
             }
             return value.bytes
         }
+    }
+}
+
+extension String {
+    /// Nil for an empty string.
+    fileprivate var nonEmpty: String? { isEmpty ? nil : self }
+}
+
+extension ServeSettings {
+    /// `--print-config`'s text: every setting with the value in effect and where it came from, one per line, keys and
+    /// salts shown only by count.
+    func printedConfiguration() -> String {
+        func seconds(_ duration: Duration) -> String { DecimalText.format(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18) }
+        let s = server
+        let values: [ServeSettingKey: String] = [
+            .host: host, .port: String(port), .cacheDir: s.cacheDirectory?.path ?? "(temporary folder)",
+            .keyFile: origins[.keyFile] == nil ? "" : "(set)", .key: "\(s.signingKeys.count) key(s)", .salt: "\(s.signingKeys.count) salt(s)",
+            .insecureUnsigned: String(s.allowsUnsigned), .allowSource: s.allowedSourcePrefixes.joined(separator: ","),
+            .allowNetwork: s.allowedNetworks.joined(separator: ","), .localRoot: s.localRoot ?? "",
+            .maxSourceBytes: String(s.maximumSourceBytes), .maxPixels: String(s.maximumPixels), .maxFrames: String(s.maximumFrames),
+            .maxResultDimension: String(s.maximumResultDimension), .maxWorkingMemory: String(s.maximumWorkingMemory),
+            .maxOptions: String(s.maximumOptions), .downloadTimeout: seconds(s.downloadTimeout),
+            .processingTimeout: seconds(s.processingTimeout), .workers: String(s.workers), .queue: String(s.effectiveQueueLength),
+            .maxAge: String(s.maxAge.components.seconds), .diskCacheSize: String(s.diskCacheSize),
+            .memoryCacheSize: String(s.memoryCacheSize),
+            .preset: s.presets.keys.sorted().map { "\($0)=\(s.presets[$0]!.joined(separator: "/"))" }.joined(separator: ","),
+            .quality: s.defaultQuality.map(String.init) ?? "imgproxy's (80; webp 79, avif 63, jxl 77)",
+            .formatQuality: s.formatQuality.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue)=\($0.value)" }
+                .joined(separator: ","),
+            .enforceAvif: String(s.enforcedFormats.contains(.avif)), .enforceWebp: String(s.enforcedFormats.contains(.webp)),
+            .etag: String(s.sendsETag), .watermark: s.watermark.map { "\($0.count) bytes" } ?? "",
+            .allowSecurityOptions: String(s.allowsSecurityOptions),
+            .shutdownTimeout: seconds(shutdownTimeout), .drainDelay: seconds(drainDelay), .idleTimeout: seconds(idleTimeout),
+            .headerTimeout: seconds(headTimeout), .dev: String(s.developmentPage), .noAccessLog: String(!s.accessLog),
+            .accessLogFormat: s.accessLogFormat.rawValue, .metricsHost: metricsAddress?.host ?? "",
+            .metricsPort: metricsAddress.map { String($0.port) } ?? "",
+        ]
+        let width = ServeSettingKey.allCases.map(\.rawValue.count).max() ?? 0
+        var text = ""
+        for key in ServeSettingKey.allCases {
+            let name = key.rawValue.padding(toLength: width, withPad: " ", startingAt: 0)
+            text += "\(name)  \(values[key] ?? "")  (\(origins[key] ?? "default"))\n"
+        }
+        for variable in unsupportedImgproxyVariables { text += "ignored: \(variable) (imgproxy setting Magpie does not have)\n" }
+        return text
     }
 }

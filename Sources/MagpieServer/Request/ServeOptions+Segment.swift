@@ -12,6 +12,8 @@ extension ServeOptions {
         "skp": "skip_processing", "cachebuster": "cachebuster", "cb": "cachebuster", "expires": "expires", "exp": "expires",
         "filename": "filename", "fn": "filename", "return_attachment": "return_attachment", "att": "return_attachment",
         "auto_rotate": "auto_rotate", "ar": "auto_rotate", "pr": "preset",
+        "max_src_resolution": "max_src_resolution", "msr": "max_src_resolution", "max_src_file_size": "max_src_file_size",
+        "msfs": "max_src_file_size", "max_animation_frames": "max_animation_frames", "maf": "max_animation_frames",
     ]
 
     /// One option segment taken apart: its name (lowercased) and arguments (as written), and which grammar it belongs
@@ -213,6 +215,15 @@ extension ServeOptions {
             }
         case "return_attachment":
             attachment = try flag()
+        case "max_src_resolution":
+            let megapixels = try option.positiveNumber(option.onlyArgument())
+            maxSourcePixels = Int((megapixels * 1_000_000).rounded())
+        case "max_src_file_size":
+            maxSourceBytes = try option.count(option.onlyArgument())
+        case "max_animation_frames":
+            let frames = try option.count(option.onlyArgument())
+            guard frames > 0 else { throw .badRequest("option \(quoted)\(origin): at least 1 frame") }
+            maxSourceFrames = frames
         default:
             throw .badRequest("unknown option \(quoted)\(origin)")
         }

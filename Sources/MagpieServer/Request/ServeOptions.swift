@@ -52,6 +52,16 @@ public struct ServeOptions: Sendable, Equatable {
     public var attachment: Bool
     /// imgproxy's `keep_copyright`: accepted and recorded; Magpie writes no metadata when stripping (see DEPLOYMENT.md).
     public var keepCopyright: Bool
+    /// imgproxy's `max_src_resolution`: the most pixels per frame of the source for this URL (a security option).
+    public var maxSourcePixels: Int?
+    /// imgproxy's `max_src_file_size`: the largest source in bytes for this URL (a security option).
+    public var maxSourceBytes: Int?
+    /// imgproxy's `max_animation_frames`: the most frames of an animated source for this URL (a security option).
+    public var maxSourceFrames: Int?
+
+    /// Whether a security option (``maxSourcePixels``, ``maxSourceBytes``, ``maxSourceFrames``) is set: a server
+    /// allows them only when configured to.
+    public var setsSecurityOptions: Bool { maxSourcePixels != nil || maxSourceBytes != nil || maxSourceFrames != nil }
 
     /// Options with the given values; the defaults are those of a URL without output options or processors.
     public init(
@@ -77,6 +87,9 @@ public struct ServeOptions: Sendable, Equatable {
         self.filename = nil
         self.attachment = false
         self.keepCopyright = true
+        self.maxSourcePixels = nil
+        self.maxSourceBytes = nil
+        self.maxSourceFrames = nil
     }
 
     /// Every field equal, the processors compared by ``ImageProcessor/identifier``.
@@ -114,6 +127,10 @@ public struct ServeOptions: Sendable, Equatable {
         if !autoRotate { outputs.append("ar:0") }
         if !skipProcessing.isEmpty { outputs.append("skp:" + skipProcessing.map(\.rawValue).sorted().joined(separator: ":")) }
         if !cachebuster.isEmpty { outputs.append("cb:" + cachebuster) }
+        if setsSecurityOptions {
+            outputs.append("limits:\(maxSourcePixels.map(String.init) ?? ""):\(maxSourceBytes.map(String.init) ?? ""):"
+                + (maxSourceFrames.map(String.init) ?? ""))
+        }
         var processors: [String] = []
         if !imgproxy.isDefault { processors.append(imgproxy.canonicalText(watermarkName: watermarkName)) }
         if !processor.identifier.isEmpty { processors.append(processor.identifier) }

@@ -17,11 +17,13 @@ public struct ServeRequest: Sendable {
     ///   - allowsUnsigned: Whether unsigned URLs are served.
     ///   - presets: Named lists of option segments from the configuration.
     ///   - maximumOptions: Most option segments in the path, and after presets are expanded (default 64).
+    ///   - allowsSecurityOptions: Whether the URL may set imgproxy's source limits (else they are a 403).
     /// - Throws: ``ServeRequestError`` with status 403 for an unsigned URL the server does not allow or a signature
     ///   that does not verify; status 400 for anything malformed (``ServePath/parse(_:maximumOptions:)``,
     ///   ``ServeOptions/parse(_:fileExtension:presets:maximumOptions:registry:)``).
     public static func parse(
-        path: String, signer: ImageURLSigner, allowsUnsigned: Bool, presets: [String: [String]], maximumOptions: Int = 64
+        path: String, signer: ImageURLSigner, allowsUnsigned: Bool, presets: [String: [String]], maximumOptions: Int = 64,
+        allowsSecurityOptions: Bool = false
     ) throws(ServeRequestError) -> ServeRequest {
         let (signature, signedPath) = ServePath.split(path)
         if signature == "_" || signature == "insecure" {
@@ -32,6 +34,10 @@ public struct ServeRequest: Sendable {
         let parsed = try ServePath.parse(path, maximumOptions: maximumOptions)
         let options = try ServeOptions.parse(
             parsed.optionSegments, fileExtension: parsed.fileExtension, presets: presets, maximumOptions: maximumOptions)
+        // imgproxy's answer too: the limits are the operator's unless they let URLs set them.
+        if options.setsSecurityOptions && !allowsSecurityOptions {
+            throw .forbidden("max_src_resolution, max_src_file_size and max_animation_frames are not allowed on this server")
+        }
         return ServeRequest(source: parsed.source, options: options)
     }
 }

@@ -38,6 +38,9 @@ extension ImageServer {
         } else {
             metrics.phase(.decode, fetched)
         }
+        if let limit = options.maxSourceBytes, let bytes = await retrieved.data(), bytes.count > limit {
+            throw ServerFailure(status: 413, message: "source too large", reason: "\(bytes.count) bytes, over max_src_file_size \(limit)")
+        }
         // imgproxy's skip_processing: a source in a listed format is answered with its own bytes.
         if options.skipProcessing.contains(retrieved.image.format), options.format == .auto || options.format == .fixed(retrieved.image.format),
             let original = await retrieved.data()
@@ -67,9 +70,13 @@ extension ImageServer {
                     throw MagpieError.processingFailed(reason: .cancelled)
                 }
                 self.metrics.phase(.process, ContinuousClock.now - processStart)
-                let choice = options.outputFormat(
+                var choice = options.outputFormat(
                     accept: accept, source: sourceImage.format, hasAlpha: !processed.pixels.isOpaque,
                     isAnimated: processed.isAnimated)
+                if case .fixed = options.format, !self.configuration.enforcedFormats.isEmpty {
+                    choice.format = self.enforcedFormat(choice.format, accept: accept)
+                    choice.variesOnAccept = true
+                }
                 var encoding = options.encodingOptions(for: choice, defaultQuality: self.defaultQuality)
                 // libavif's default effort takes seconds per megapixel; 8 is what image servers use for on-line work.
                 if choice.format == .avif { encoding.speed = 8 }
@@ -112,8 +119,8 @@ extension ImageServer {
     /// server's (sources, results, working memory); `color:srgb` converts; `auto_rotate:0` keeps the stored orientation.
     func decodingOptions(for options: ServeOptions) -> ImageDecodingOptions {
         var decoding = ImageDecodingOptions.default
-        decoding.limits.maxPixelsPerFrame = configuration.maximumPixels
-        decoding.limits.maxFrameCount = configuration.maximumFrames
+        decoding.limits.maxPixelsPerFrame = options.maxSourcePixels ?? configuration.maximumPixels
+        decoding.limits.maxFrameCount = options.maxSourceFrames ?? configuration.maximumFrames
         decoding.limits.maxResultDimension = configuration.maximumResultDimension
         decoding.limits.maxWorkingBytes = configuration.maximumWorkingMemory
         decoding.onlyFirstFrame = options.firstFrameOnly || (options.page == 0 && options.pages == 1)

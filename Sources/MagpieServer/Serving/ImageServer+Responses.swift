@@ -13,9 +13,9 @@ extension ImageServer {
             ("Content-Type", image.format.mimeType),
             ("Content-Length", String(image.data.count)),
             ("Cache-Control", parsed.request.options.expires == nil ? resultCacheControl : expiringCacheControl(parsed)),
-            ("ETag", image.etag),
             ("Content-Disposition", parsed.contentDisposition(format: image.format)),
         ]
+        if configuration.sendsETag { headers.append(("ETag", image.etag)) }
         if let lastModified = image.lastModified { headers.append(("Last-Modified", lastModified)) }
         if image.variesOnAccept { headers.append(("Vary", "Accept")) }
         headers.append(("X-Magpie-Cache", layer))

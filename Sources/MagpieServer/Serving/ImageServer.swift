@@ -201,7 +201,8 @@ public final class ImageServer: Sendable {
             ParsedServeRequest(
                 try ServeRequest.parse(
                     path: path, signer: signer, allowsUnsigned: configuration.allowsUnsigned,
-                    presets: configuration.presets, maximumOptions: configuration.maximumOptions),
+                    presets: configuration.presets, maximumOptions: configuration.maximumOptions,
+                    allowsSecurityOptions: configuration.allowsSecurityOptions),
                 defaultQuality: defaultQuality, watermarkName: watermark?.name)
         }
     }
@@ -257,8 +258,20 @@ public final class ImageServer: Sendable {
     /// AVIF and WebP the `Accept` header allows: the choice is a function of that and the source). The signature is
     /// not part of it, so rotated keys share results.
     func resultKey(_ parsed: ParsedServeRequest, accept: String?) -> String {
-        if let fixed = parsed.fixedFormatKey { return fixed }
+        if let fixed = parsed.fixedFormatKey {
+            guard !configuration.enforcedFormats.isEmpty, case .fixed(let format) = parsed.request.options.format else { return fixed }
+            return parsed.keyPrefix + enforcedFormat(format, accept: accept).rawValue
+        }
         return parsed.keyPrefix + acceptKeys.value(for: accept ?? "", parse: Self.autoFormatKey)
+    }
+
+    /// imgproxy's `ENFORCE_*`: the first enforced format `accept` names with a weight above 0, else `format`.
+    func enforcedFormat(_ format: ImageFormat, accept: String?) -> ImageFormat {
+        guard !configuration.enforcedFormats.isEmpty else { return format }
+        let header = AcceptHeader(accept)
+        return configuration.enforcedFormats.first {
+            ImageCoderRegistry.shared.canEncode($0) && (header.explicitQuality(of: $0.mimeType) ?? 0) > 0
+        } ?? format
     }
 
     /// The format part of an `auto` result key for an `Accept` header ("" when there is none). Negotiation reads only

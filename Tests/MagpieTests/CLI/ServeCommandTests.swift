@@ -244,4 +244,48 @@ struct ServeCommandTests {
             #expect(log.contains(step), "\(step) in \(log)")
         }
     }
+
+    @Test func imgproxysEnvironmentIsReadAndMagpiesWinsAndPrintConfigSaysWhere() throws {
+        let run = try ProcessRun.built("magpie", ["serve", "--print-config", "--workers", "3"], environment: [
+            "IMGPROXY_KEY": ServerFixture.key, "IMGPROXY_SALT": ServerFixture.salt, "IMGPROXY_TTL": "600",
+            "MAGPIE_MAX_AGE": "900", "IMGPROXY_QUALITY": "70", "IMGPROXY_FORMAT_QUALITY": "webp=60,avif=40",
+            "IMGPROXY_MAX_SRC_RESOLUTION": "12.5", "IMGPROXY_BIND": ":9090", "IMGPROXY_PRESETS": "thumb=rs:fill:100:100/q:60",
+            "IMGPROXY_ENFORCE_WEBP": "true", "IMGPROXY_USE_ETAG": "false", "IMGPROXY_READ_TIMEOUT": "10",
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n").map(String.init)
+        func line(_ key: String) -> String { lines.first { $0.hasPrefix(key + " ") } ?? "" }
+        #expect(line("maxAge").contains("900") && line("maxAge").hasSuffix("(MAGPIE_MAX_AGE)"))
+        #expect(line("quality").contains("70") && line("quality").hasSuffix("(IMGPROXY_QUALITY)"))
+        #expect(line("formatQuality").contains("avif=40,webp=60"))
+        #expect(line("maxPixels").contains("12500000") && line("maxPixels").hasSuffix("(IMGPROXY_MAX_SRC_RESOLUTION)"))
+        #expect(line("host").contains("0.0.0.0") && line("port").contains("9090"))
+        #expect(line("preset").contains("thumb=rs:fill:100:100/q:60"))
+        #expect(line("enforceWebp").contains("true") && line("etag").contains("false"))
+        #expect(line("key").contains("1 key(s)") && line("key").hasSuffix("(IMGPROXY_KEY)"))
+        #expect(line("workers").contains("3") && line("workers").hasSuffix("(flag --workers)"))
+        #expect(line("memoryCacheSize").hasSuffix("(default)"))
+        #expect(run.stdout.contains("ignored: IMGPROXY_READ_TIMEOUT"))
+        #expect(!run.stdout.contains(ServerFixture.key))
+    }
+
+    @Test func anImgproxyDeploymentsKeysAndWatermarkWorkAsTheyAre() async throws {
+        let root = try localRoot()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let mark = root.appendingPathComponent("mark.png")
+        try ImageCoderRegistry.shared.encode(Image(pixels: try PixelBuffer(width: 4, height: 4, fill: RGBAColor(red: 255, green: 0, blue: 0))), as: .png)
+            .write(to: mark)
+        let served = try Served(
+            arguments: ["--local-root", root.path, "--cache-dir", root.appendingPathComponent("cache").path],
+            environment: ["IMGPROXY_KEY": ServerFixture.key, "IMGPROXY_SALT": ServerFixture.salt, "IMGPROXY_WATERMARK_PATH": mark.path])
+        let signer = try ImageURLSigner(hexPairs: [(key: ServerFixture.key, salt: ServerFixture.salt)])
+        let path = "/rs:fill:20:15/wm:1:ce/plain/local%3A%2F%2F%2Fphoto.jpg@png"
+        let answer = try await served.get("/" + signer.signature(forPath: path) + path)
+        #expect(served.stop() == 0)
+        #expect(answer.status == 200)
+        let image = try ImageCoderRegistry.shared.decode(answer.body)
+        #expect(image.pixelSize == PixelSize(width: 20, height: 15))
+        let centre = (7 * 20 + 10) * 4
+        #expect(Array(image.pixels.rgbaBytes[centre..<centre + 3]) == [255, 0, 0])
+    }
 }

@@ -140,4 +140,38 @@ struct ImgproxyServerTests {
             #expect(fixture.origin.totalRequests == 0)
         }
     }
+
+    @Test func enforcedFormatsOverrideTheURLsFormatForClientsThatAcceptThem() async throws {
+        try await ServerFixture.with(extraAssets: Self.assets, configure: { $0.enforcedFormats = [.webp] }) { fixture in
+            let path = fixture.imagePath("large.png", options: ["w:50"], extension: "png")
+            let browser = try await fixture.request(path, headers: [("Accept", "image/webp,*/*")])
+            #expect(browser.header("Content-Type") == "image/webp" && browser.header("Vary") == "Accept")
+            let other = try await fixture.request(path, headers: [("Accept", "*/*")])
+            #expect(other.header("Content-Type") == "image/png")
+        }
+    }
+
+    @Test func withoutETagsNoneIsSent() async throws {
+        try await ServerFixture.with(extraAssets: Self.assets, configure: { $0.sendsETag = false }) { fixture in
+            let answer = try await fixture.request(fixture.imagePath("large.png", options: ["w:50"]))
+            #expect(answer.status == 200 && answer.header("ETag") == nil)
+        }
+    }
+
+    @Test func securityOptionsAre403UnlessAllowedAndThenApply() async throws {
+        try await ServerFixture.with(extraAssets: Self.assets) { fixture in
+            let refused = try await fixture.request(fixture.imagePath("large.png", options: ["msr:0.01"]))
+            #expect(refused.status == 403)
+        }
+        try await ServerFixture.with(extraAssets: Self.assets, configure: { $0.allowsSecurityOptions = true }) { fixture in
+            // 400×300 is 0.12 MP: over 0.01, within 1.
+            let statuses = [
+                try await fixture.request(fixture.imagePath("large.png", options: ["msr:0.01"])).status,
+                try await fixture.request(fixture.imagePath("large.png", options: ["msr:1"])).status,
+                try await fixture.request(fixture.imagePath("large.png", options: ["msfs:100"])).status,
+                try await fixture.request(fixture.imagePath("anim.gif", options: ["maf:2"])).status,
+            ]
+            #expect(statuses == [422, 200, 413, 422])
+        }
+    }
 }
