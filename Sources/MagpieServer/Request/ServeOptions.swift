@@ -179,8 +179,11 @@ public struct ServeOptions: Sendable, Equatable {
     ///   - hasAlpha: Whether the (processed) image has translucent pixels.
     ///   - isAnimated: Whether the (processed) image has more than one frame.
     public func outputFormat(accept: String?, source: ImageFormat, hasAlpha: Bool, isAnimated: Bool) -> OutputFormatChoice {
+        // imgproxy keeps a JPEG source JPEG whatever its pipeline added (padding, extension), flattened onto the
+        // background: an imgproxy URL gets that; Magpie's own processors (round corners) move to PNG.
+        let translucent = hasAlpha && !(imgproxy.isDefault == false && processor.identifier.isEmpty && source == .jpeg)
         var choice = OutputFormatChoice.negotiate(
-            format, accept: accept, source: source, hasAlpha: hasAlpha, isAnimated: isAnimated && !firstFrameOnly)
+            format, accept: accept, source: source, hasAlpha: translucent, isAnimated: isAnimated && !firstFrameOnly)
         choice.firstFrameOnly = choice.firstFrameOnly || firstFrameOnly
         return choice
     }

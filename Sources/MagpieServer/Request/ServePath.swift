@@ -124,9 +124,11 @@ public struct ServePath: Sendable, Equatable {
         return (try ServeSource.parse(decoded), fileExtension)
     }
 
-    /// Letters and digits only: anything else means the separator was taken from inside the URL.
-    private static func checkedExtension(_ text: Substring, separator: Character) throws(ServeRequestError) -> String {
-        guard !text.isEmpty, text.count <= 10, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+    /// Letters and digits only: anything else means the separator was taken from inside the URL. Empty is no extension,
+    /// as imgproxy reads it (some clients write the separator whatever follows).
+    private static func checkedExtension(_ text: Substring, separator: Character) throws(ServeRequestError) -> String? {
+        if text.isEmpty { return nil }
+        guard text.count <= 10, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
             let hint = separator == "@" ? " (a literal \"@\" in a plain source URL is written %40)" : ""
             throw .badRequest("extension \(ServeRequestError.quoted(text)) after \"\(separator)\" is not a file extension\(hint)")
         }

@@ -47,7 +47,21 @@ struct ServePathTests {
         let error = try Self.badRequest("/s/plain/http://example.com/me@home/a.png")
         #expect(error.message.contains("home/a.png"))
         #expect(error.message.contains("%40"))
-        _ = try Self.badRequest("/s/plain/http://example.com/a.png@")
+    }
+
+    @Test func anEmptyExtensionIsNoExtensionAsImgproxyReadsIt() throws {
+        // Some imgproxy clients (mkimgproxy) always write the separator.
+        #expect(try ServePath.parse("/s/plain/http://example.com/a.png@").fileExtension == nil)
+        let base64 = try ServePath.parse("/s/aHR0cDovL2V4YW1wbGUuY29tL2EucG5n.")
+        #expect(base64.fileExtension == nil && base64.source == .remote(URL(string: "http://example.com/a.png")!))
+    }
+
+    @Test func anEmptySegmentMayEndTheOptionsBeforeABase64SourceAndColonsMayBeEscaped() throws {
+        let doubled = try ServePath.parse("/s/rs:fit:10:10//aHR0cDovL2V4YW1wbGUuY29tL2EucG5n.webp")
+        #expect(doubled.optionSegments == ["rs:fit:10:10"] && doubled.fileExtension == "webp")
+        #expect(try ServePath.parse("/s/rs%3Afit%3A10%3A10/plain/http://example.com/a.png").optionSegments == ["rs:fit:10:10"])
+        _ = try Self.badRequest("/s//aHR0cDovL2V4YW1wbGUuY29tL2EucG5n")
+        _ = try Self.badRequest("/s/w:10//plain/http://example.com/a.png")
     }
 
     @Test(arguments: ["%zz", "%4", "%", "%FF%FE"])
