@@ -18,6 +18,17 @@ extension ImageProcessorSpec {
             guard let text = args.positional(1) else { return CroppingImageProcessor(size: size) }
             return CroppingImageProcessor(size: size, anchor: try args.anchor(text))
         },
+        Entry(
+            names: ["gcrop"],
+            usage: "gcrop:WxH[:GRAVITY][:dpr=N]  cut out WxH by gravity: ce, no, so, ea, we, noea, nowe, soea, sowe (with X:Y offsets), fp:X:Y, sm (smart)"
+        ) { args in
+            let size = try args.size(try args.required(0, "size"), "size")
+            let text = args.remainingPositional(from: 1).joined(separator: ":")
+            guard let gravity = text.isEmpty ? .center : Gravity(specText: text) else { throw args.error("unknown gravity \"\(text)\"") }
+            let scale = try args.named("dpr").map { try args.number($0, "dpr") } ?? 1
+            guard scale > 0 else { throw args.error("dpr must be positive") }
+            return GravityCropProcessor(size: size, gravity: gravity, offsetScale: scale)
+        },
         Entry(names: ["round"], usage: "round:R[:size=WxH][:corners=tl,tr,bl,br|all][:bg=RRGGBBAA]  round corners (R in pixels, N% of the width, N%h of the height)") { args in
             let radius = try args.radius(try args.required(0, "radius"))
             let size = try args.named("size").map { try args.size($0, "size") }

@@ -113,6 +113,12 @@ final class ProcessorArguments {
         return positional[index]
     }
 
+    /// The positional arguments from `index` on (empty ones included); marks them used.
+    func remainingPositional(from index: Int) -> [String] {
+        usedPositional = max(usedPositional, positional.count)
+        return index < positional.count ? Array(positional[index...]) : []
+    }
+
     /// The named argument `key`, nil when absent; marks it used.
     func named(_ key: String) -> String? {
         usedNamed.insert(key)

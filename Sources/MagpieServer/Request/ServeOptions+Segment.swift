@@ -65,6 +65,9 @@ extension ServeOptions {
                 kind = arguments.count == 1 && ColorHandling(rawValue: first) != nil ? .output : .magpie
             case "format", "quality", "metadata", "frames", "preset":
                 kind = .output
+            case "raw":
+                // imgproxy's raw streams any source past every limit and format check: not something to offer.
+                throw .badRequest("option \(quoted)\(origin): raw is not supported (it would pass sources on unchecked)")
             default:
                 if ImageProcessorSpec.processorNames.contains(name) {
                     kind = .magpie

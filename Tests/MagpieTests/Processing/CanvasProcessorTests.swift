@@ -90,6 +90,26 @@ struct CanvasProcessorTests {
         #expect(point.x > 0.6, "\(point)")
     }
 
+    @Test func smartCroppingFindsASkinTonedRegionOnAPlainGround() throws {
+        // A flat, skin-coloured disc low on the left of a flat blue field: only the skin term (and its edge) sees it.
+        var buffer = try Self.solid(300, 300, RGBAColor(red: 60, green: 90, blue: 160))
+        buffer.withUnsafeMutableBytes { raw in
+            for y in 0..<300 {
+                for x in 0..<300 where (x - 60) * (x - 60) + (y - 220) * (y - 220) < 40 * 40 {
+                    raw[(y * 300 + x) * 4] = 224
+                    raw[(y * 300 + x) * 4 + 1] = 172
+                    raw[(y * 300 + x) * 4 + 2] = 138
+                }
+            }
+        }
+        let point = SmartCropping.focusPoint(in: buffer, crop: PixelSize(width: 100, height: 100))
+        #expect(point.x < 0.35 && point.y > 0.6, "\(point)")
+        let crop = GravityCropProcessor(size: PixelSize(width: 100, height: 100), gravity: Gravity(.smart))
+        let origin = Gravity(.focusPoint(x: point.x, y: point.y)).placement(outer: buffer.pixelSize, inner: PixelSize(width: 100, height: 100))
+        #expect(origin.x <= 60 && origin.x + 100 >= 60 && origin.y <= 220 && origin.y + 100 >= 220)
+        #expect(try Self.run(crop, buffer).width == 100)
+    }
+
     struct LeftFace: FocalPointDetecting {
         var identifier: String { "left-face" }
         func focalRegions(in image: Image) throws -> [FocalRegion] {
