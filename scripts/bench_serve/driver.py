@@ -246,13 +246,16 @@ class Server:
 
 
 class Magpie:
-    def __init__(self, key, salt):
+    def __init__(self, key, salt, style="magpie"):
         self.key = key
         self.salt = salt
+        self.style = style
 
     def path(self, fmt, source, size=SIZE):
-        tail = f"/resize:{size}x{size}:fit/quality:{QUALITY}/format:{FORMATS[fmt][0]}/plain/" + \
-            urllib.parse.quote(source, safe="")
+        # The same request in either grammar: Magpie's own options, or imgproxy's (wave 3 part 1: same cost).
+        options = (f"/rs:fit:{size}:{size}/q:{QUALITY}/f:{FORMATS[fmt][0]}" if self.style == "imgproxy"
+                   else f"/resize:{size}x{size}:fit/quality:{QUALITY}/format:{FORMATS[fmt][0]}")
+        tail = options + "/plain/" + urllib.parse.quote(source, safe="")
         digest = hmac.new(self.key, self.salt + tail.encode(), hashlib.sha256).digest()
         return "/" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode() + tail
 
@@ -349,7 +352,7 @@ class Bench:
         os.makedirs(self.paths_dir)
         self.key = secrets.token_bytes(32)
         self.salt = secrets.token_bytes(16)
-        self.magpie = Magpie(self.key, self.salt)
+        self.magpie = Magpie(self.key, self.salt, args.url_style)
         self.hwm = {}
         self.cold_rate_hint = 0
         self.sizes = {}
@@ -1016,6 +1019,8 @@ def main():
     parser.add_argument("--magpie-arg", action="append", default=[], help="one more argument for magpie serve")
     parser.add_argument("--thumbor-skip", default="", help="formats thumbor cannot write, comma-separated")
     parser.add_argument("--magpie", default="")
+    parser.add_argument("--url-style", choices=["magpie", "imgproxy"], default="magpie",
+                        help="magpie serve's URLs in Magpie's option grammar or in imgproxy's")
     parser.add_argument("--cores", type=int, default=os.cpu_count())
     parser.add_argument("--connections", type=int, default=0)
     parser.add_argument("--duration", type=int, default=20)

@@ -208,14 +208,20 @@ extension ServeOptions {
                 filename = nil
                 return
             }
+            let text: String
             if try option.optionalBool(1) == true {
-                guard let bytes = Base64URL.decode(name), let text = String(validating: bytes, as: UTF8.self) else {
+                guard let bytes = Base64URL.decode(name), let decoded = String(validating: bytes, as: UTF8.self) else {
                     throw .badRequest("option \(quoted)\(origin): the file name is not base64url of UTF-8 text")
                 }
-                filename = text
+                text = decoded
             } else {
-                filename = PercentDecoding.lenient(name) ?? name
+                text = PercentDecoding.lenient(name) ?? name
             }
+            // It goes into a response header: a line break there would start a header of the client's choosing.
+            guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw .badRequest("option \(quoted)\(origin): the file name has control characters")
+            }
+            filename = text
         case "return_attachment":
             attachment = try flag()
         case "max_src_resolution":

@@ -138,7 +138,7 @@ struct ServeOptionsTests {
 
     @Test func anUnknownOptionIsNamedAndTheKnownOnesListed() throws {
         let error = try Self.badRequest(["resize:10x10", "frobnicate:3"])
-        #expect(error.message.hasPrefix("unknown option \"frobnicate:3\" (Magpie's: downsample, resize, crop, round"))
+        #expect(error.message.hasPrefix("unknown option \"frobnicate:3\" (Magpie's: downsample, resize, crop, gcrop, round"))
         #expect(error.message.contains("format, quality, metadata, preset, frames; imgproxy's: "))
         #expect(error.message.contains(" color,"))
         #expect(error.message.contains(" resizing_type,"))

@@ -69,7 +69,7 @@ struct ImgproxyOptionsTests {
         ("bg:1:2", "R:G:B"), ("dpr:0", "> 0"), ("z:0", "> 0"), ("br:300", "-255...255"), ("w:1:2", "one value"),
         ("rs:fill:1:2:3:4:5:6:7:8", "at most 8"), ("c:", "takes a width"), ("t:10:red", "hex"), ("fq:webp", "pairs"),
         ("mb:-5", "mb:-5"), ("exp:soon", "Unix time"), ("pgs:0", "at least 1"), ("skp:xyz", "no image format"),
-        ("raw:1", "not supported"),
+        ("raw:1", "not supported"), ("fn:a%0D%0ASet-Cookie", "control characters"), ("fn:YQ0KYg:1", "control characters"),
     ])
     func badArgumentsAre400sNamingTheOptionAndTheProblem(segment: String, problem: String) throws {
         let error = try Self.refused([segment])
