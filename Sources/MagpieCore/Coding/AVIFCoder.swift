@@ -124,9 +124,9 @@ public struct AVIFCoder: ImageCoder {
         // CICP-only profiles go into an nclx box; everything else is embedded as ICC.
         let cicp = profile?.iccData == nil && profile?.gamma == nil ? profile?.cicp : nil
         let icc = cicp == nil ? profile.flatMap(ColorConverter.iccForEmbedding) ?? Data() : Data()
-        let keep = options.metadata == .keep
-        let exif = keep ? image.metadata.exif ?? Data() : Data()
-        let xmp = keep ? image.metadata.xmp ?? Data() : Data()
+        // libavif turns an EXIF orientation into irot/imir boxes: the reset to 1 keeps upright pixels upright.
+        let exif = EncodedMetadata.exif(image, options) ?? Data()
+        let xmp = EncodedMetadata.xmp(image, options) ?? Data()
         let frames = options.onlyFirstFrame ? Array(image.frames.prefix(1)) : image.frames
 
         var error = mg_error()

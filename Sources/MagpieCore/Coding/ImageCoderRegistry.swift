@@ -175,7 +175,8 @@ public final class ImageCoderRegistry: Sendable {
     }
 
     /// `image` ready for `coder`: converted to sRGB (profile dropped) when stripping, when the coder cannot embed a
-    /// profile, or when the profile is gray or CMYK (encoders write RGB samples); metadata dropped unless kept.
+    /// profile, or when the profile is gray or CMYK (encoders write RGB samples); metadata dropped unless kept (but for
+    /// the EXIF copyright and artist with ``ImageEncodingOptions/keepsCopyright``).
     static func prepared(_ image: Image, for coder: any ImageCoder, options: ImageEncodingOptions) -> Image {
         var prepared = image
         if let profile = image.colorProfile,
@@ -186,7 +187,12 @@ public final class ImageCoderRegistry: Sendable {
             // is not described by the profile any more either.
             prepared.colorProfile = nil
         }
-        if options.metadata != .keep { prepared.metadata = .none }
+        switch options.metadata {
+        case .keep: break
+        case .none where options.keepsCopyright:
+            prepared.metadata = ImageMetadata(exif: image.metadata.exif.flatMap(EXIFData.keepingOnlyCopyright))
+        case .none, .strip: prepared.metadata = .none
+        }
         return prepared
     }
 }

@@ -21,6 +21,9 @@ public struct ImageEncodingOptions: Sendable, Equatable {
     public var onlyFirstFrame: Bool
     /// Which metadata the file gets. Default ``MetadataPolicy/none``: the colour profile only.
     public var metadata: MetadataPolicy = .none
+    /// With ``MetadataPolicy/none``, still write the source EXIF's Copyright and Artist fields (imgproxy's
+    /// `keep_copyright`), in a new EXIF block holding nothing else. Default false.
+    public var keepsCopyright = false
     /// Encoder effort for formats that have one (AVIF: 0 slowest/best ... 10 fastest); nil for the encoder's default.
     public var speed: Int?
 

@@ -120,8 +120,8 @@ public struct JXLCoder: ImageCoder {
         let frames = options.onlyFirstFrame ? [image.frames[0]] : image.frames
         let profile = image.colorProfile.flatMap { $0.colorModel == .rgb ? ColorConverter.iccForEmbedding($0) : nil }
         let icc = [UInt8](profile ?? Data())
-        let exif = [UInt8](options.metadata == .keep ? image.metadata.exif ?? Data() : Data())
-        let xmp = [UInt8](options.metadata == .keep ? image.metadata.xmp ?? Data() : Data())
+        let exif = [UInt8](EncodedMetadata.exif(image, options) ?? Data())
+        let xmp = [UInt8](EncodedMetadata.xmp(image, options) ?? Data())
         let hasAlpha = frames.contains { !$0.pixels.isOpaque }
         var output = mg_buffer()
         var error = mg_error()

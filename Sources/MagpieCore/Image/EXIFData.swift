@@ -28,6 +28,36 @@ enum EXIFData {
         return Data(copy)
     }
 
+    /// A new EXIF payload holding only IFD0's Artist (0x013B) and Copyright (0x8298) text from `payload`, for
+    /// `keep_copyright`: who owns the picture travels with it, nothing else does (no camera, no date, no location).
+    /// Nil when `payload` has neither field as readable ASCII.
+    static func keepingOnlyCopyright(_ payload: Data) -> Data? {
+        guard let reader = IFDReader(strippingJPEGPrefix(payload)) else { return nil }
+        let fields: [(tag: UInt16, value: [UInt8])] = [UInt16(0x013B), 0x8298].compactMap { tag in
+            reader.asciiValue(tag: tag).map { (tag, $0) }
+        }
+        guard !fields.isEmpty else { return nil }
+        // Little-endian TIFF: header, IFD0 (entries sorted by tag, as the list is), no next IFD, then the values
+        // longer than the 4-byte field, each at an even offset.
+        func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
+        func le32(_ v: Int) -> [UInt8] { le16(v & 0xFFFF) + le16(v >> 16 & 0xFFFF) }
+        var out: [UInt8] = [0x49, 0x49, 42, 0] + le32(8) + le16(fields.count)
+        var values: [UInt8] = []
+        var valueOffset = 8 + 2 + fields.count * 12 + 4
+        for field in fields {
+            out += le16(Int(field.tag)) + le16(2) + le32(field.value.count)
+            if field.value.count <= 4 {
+                out += field.value + [UInt8](repeating: 0, count: 4 - field.value.count)
+            } else {
+                out += le32(valueOffset)
+                let padded = field.value + (field.value.count % 2 == 1 ? [0] : [])
+                values += padded
+                valueOffset += padded.count
+            }
+        }
+        return Data(out + le32(0) + values)
+    }
+
     /// The byte offset of IFD0's entry for `tag`; nil when absent or malformed.
     static func ifd0Entry(_ payload: Data, tag: UInt16) -> Int? {
         IFDReader(strippingJPEGPrefix(payload))?.ifd0Entry(tag: tag)
@@ -60,6 +90,16 @@ struct IFDReader {
     func u32(_ o: Int) -> Int? {
         guard let a = u16(o), let b = u16(o + 2) else { return nil }
         return littleEndian ? a | b << 16 : a << 16 | b
+    }
+
+    /// The bytes of IFD0's ASCII (type 2) entry for `tag`, its terminating NUL included; nil when absent, of
+    /// another type, empty, longer than 64 KiB or running past the end.
+    func asciiValue(tag: UInt16) -> [UInt8]? {
+        guard let entry = ifd0Entry(tag: tag), u16(entry + 2) == 2, let count = u32(entry + 4), (1...65_536).contains(count)
+        else { return nil }
+        let start = count <= 4 ? entry + 8 : u32(entry + 8)
+        guard let start, start >= 0, start + count <= bytes.count else { return nil }
+        return Array(bytes[start..<start + count])
     }
 
     /// The offset of IFD0's 12-byte entry for `tag`.

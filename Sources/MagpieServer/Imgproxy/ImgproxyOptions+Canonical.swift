@@ -30,7 +30,10 @@ extension ImgproxyOptions {
         if !padding.isZero { parts.append("pd:\(padding.top):\(padding.right):\(padding.bottom):\(padding.left)") }
         if rotation != 0 { parts.append("rot:\(rotation)") }
         if flipHorizontal || flipVertical { parts.append("fl:\(flag(flipHorizontal)):\(flag(flipVertical))") }
-        if let background { parts.append("bg:\(background.hex.prefix(6))") }
+        if let background {
+            parts.append("bg:\(background.hex.prefix(6))")
+            if backgroundAlpha < 1 { parts.append("bga:\(number(backgroundAlpha))") }
+        }
         if blur != 0 { parts.append("bl:\(number(blur))") }
         if sharpen != 0 { parts.append("sh:\(number(sharpen))") }
         if pixelate > 1 { parts.append("pix:\(pixelate)") }

@@ -12,7 +12,8 @@ extension ImgproxyOptions {
         "extend_aspect_ratio": "extend_aspect_ratio", "extend_ar": "extend_aspect_ratio", "exar": "extend_aspect_ratio",
         "gravity": "gravity", "g": "gravity", "crop": "crop", "c": "crop", "trim": "trim", "t": "trim",
         "padding": "padding", "pd": "padding", "rotate": "rotate", "rot": "rotate", "flip": "flip", "fl": "flip",
-        "background": "background", "bg": "background", "blur": "blur", "bl": "blur", "sharpen": "sharpen",
+        "background": "background", "bg": "background",
+        "background_alpha": "background_alpha", "bga": "background_alpha", "blur": "blur", "bl": "blur", "sharpen": "sharpen",
         "sh": "sharpen", "pixelate": "pixelate", "pix": "pixelate", "brightness": "brightness", "br": "brightness",
         "contrast": "contrast", "co": "contrast", "saturation": "saturation", "sa": "saturation", "adjust": "adjust",
         "a": "adjust", "watermark": "watermark", "wm": "watermark",
@@ -99,6 +100,10 @@ extension ImgproxyOptions {
                 background = RGBAColor(red: channels[0], green: channels[1], blue: channels[2])
             default: throw option.invalid("takes a hex colour or R:G:B")
             }
+        case "background_alpha":
+            let alpha = try option.nonNegativeNumber(option.onlyArgument())
+            guard alpha <= 1 else { throw option.invalid("\(DecimalText.format(alpha)) is outside 0...1") }
+            backgroundAlpha = alpha
         case "blur": blur = try option.nonNegativeNumber(option.onlyArgument())
         case "sharpen": sharpen = try option.nonNegativeNumber(option.onlyArgument())
         case "pixelate": pixelate = try option.count(option.onlyArgument())

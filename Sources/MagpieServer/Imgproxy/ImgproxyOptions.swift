@@ -130,6 +130,9 @@ public struct ImgproxyOptions: Sendable, Hashable {
     public var flipVertical = false
     /// `background`/`bg`: flatten onto this colour; nil leaves alpha to the output format.
     public var background: RGBAColor?
+    /// imgproxy Pro's `background_alpha`/`bga`: the background's opacity, 0...1; below 1 the flattened canvas stays
+    /// translucent (an output format with alpha keeps it; JPEG flattens onto the background colour).
+    public var backgroundAlpha = 1.0
     /// `blur`/`bl`: Gaussian standard deviation in pixels; 0 for none.
     public var blur = 0.0
     /// `sharpen`/`sh`: unsharp-mask standard deviation; 0 for none.
@@ -149,5 +152,9 @@ public struct ImgproxyOptions: Sendable, Hashable {
     public init() {}
 
     /// Whether any option moved away from its default (an imgproxy pipeline then runs).
-    public var isDefault: Bool { self == ImgproxyOptions() }
+    public var isDefault: Bool {
+        var effective = self
+        if background == nil { effective.backgroundAlpha = 1 }  // an alpha without a background changes nothing
+        return effective == ImgproxyOptions()
+    }
 }

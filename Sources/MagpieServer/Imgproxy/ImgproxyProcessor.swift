@@ -97,7 +97,10 @@ public struct ImgproxyProcessor: ImageProcessor {
             try apply(PaddingImageProcessor(insets: EdgeInsets(
                 top: side(o.padding.top), right: side(o.padding.right), bottom: side(o.padding.bottom), left: side(o.padding.left))))
         }
-        if let background = o.background { try apply(FlatteningImageProcessor(background: background)) }
+        if var background = o.background {
+            background.alpha = UInt8((o.backgroundAlpha * 255).rounded())
+            try apply(FlatteningImageProcessor(background: background))
+        }
         if o.watermark.opacity > 0, let watermark {
             let placement: WatermarkImageProcessor.Placement = o.watermark.position.map {
                 .gravity(Gravity(.anchor($0), offsetX: o.watermark.offsetX, offsetY: o.watermark.offsetY))

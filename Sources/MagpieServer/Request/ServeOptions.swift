@@ -50,7 +50,8 @@ public struct ServeOptions: Sendable, Equatable {
     public var filename: String?
     /// imgproxy's `return_attachment`: `Content-Disposition: attachment` instead of `inline`.
     public var attachment: Bool
-    /// imgproxy's `keep_copyright`: accepted and recorded; Magpie writes no metadata when stripping (see DEPLOYMENT.md).
+    /// imgproxy's `keep_copyright` (default true): with ``metadata`` `.none` the result still carries the source
+    /// EXIF's Copyright and Artist, in an EXIF block holding nothing else.
     public var keepCopyright: Bool
     /// imgproxy's `max_src_resolution`: the most pixels per frame of the source for this URL (a security option).
     public var maxSourcePixels: Int?
@@ -124,6 +125,7 @@ public struct ServeOptions: Sendable, Equatable {
         }
         if maxBytes > 0 { outputs.append("mb:\(maxBytes)") }
         if page != 0 || pages != nil { outputs.append("pages:\(page):\(pages.map(String.init) ?? "all")") }
+        if !keepCopyright && metadata == .none { outputs.append("kcr:0") }
         if !autoRotate { outputs.append("ar:0") }
         if !skipProcessing.isEmpty { outputs.append("skp:" + skipProcessing.map(\.rawValue).sorted().joined(separator: ":")) }
         if !cachebuster.isEmpty { outputs.append("cb:" + cachebuster) }
@@ -193,8 +195,9 @@ public struct ServeOptions: Sendable, Equatable {
         quality ?? formatQuality[format] ?? defaultQuality(format)
     }
 
-    /// The encoder settings for `choice`: the quality (``quality(for:defaultQuality:)``), ``metadata`` and
-    /// first-frame-only; the other fields keep ``ImageEncodingOptions/default``'s values.
+    /// The encoder settings for `choice`: the quality (``quality(for:defaultQuality:)``), ``metadata``,
+    /// ``keepCopyright``, imgproxy's background under a format without alpha, and first-frame-only; the other fields
+    /// keep ``ImageEncodingOptions/default``'s values.
     ///
     /// - Parameter choice: The negotiated format (from ``outputFormat(accept:source:hasAlpha:isAnimated:)``).
     public func encodingOptions(for choice: OutputFormatChoice, defaultQuality: (ImageFormat) -> Int = ServeOptions.defaultQuality)
@@ -204,6 +207,12 @@ public struct ServeOptions: Sendable, Equatable {
             quality: quality(for: choice.format, defaultQuality: defaultQuality),
             onlyFirstFrame: firstFrameOnly || choice.firstFrameOnly)
         options.metadata = metadata
+        options.keepsCopyright = keepCopyright
+        // A format without alpha flattens onto imgproxy's background (at full opacity), not onto white.
+        if var background = imgproxy.background {
+            background.alpha = 255
+            options.background = background
+        }
         return options
     }
 

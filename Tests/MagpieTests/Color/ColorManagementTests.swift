@@ -198,7 +198,56 @@ struct ColorManagementTests {
         return Data(b)
     }()
 
-    @Test("EXIF (and its GPS) is written only when asked, with the orientation reset", arguments: [ImageFormat.jpeg, .png, .webp])
+    /// A big-endian EXIF payload with Orientation 6, Artist, Copyright and a GPS IFD pointer (to an empty GPS IFD).
+    static let exifWithCopyright: Data = {
+        let artist = Array("Ann Example\0".utf8)  // 12 bytes, at 62
+        let copyright = Array("(c) 2026 Ann Example\0".utf8)  // 21 bytes, at 74 (one pad byte after)
+        var b: [UInt8] = [0x4D, 0x4D, 0, 42, 0, 0, 0, 8]
+        b += [0, 4]
+        b += [0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, 6, 0, 0]  // Orientation SHORT 6
+        b += [0x01, 0x3B, 0, 2, 0, 0, 0, UInt8(artist.count), 0, 0, 0, 62]  // Artist ASCII
+        b += [0x82, 0x98, 0, 2, 0, 0, 0, UInt8(copyright.count), 0, 0, 0, 74]  // Copyright ASCII
+        b += [0x88, 0x25, 0, 4, 0, 0, 0, 1, 0, 0, 0, 96]  // GPSInfo LONG -> 96
+        b += [0, 0, 0, 0]
+        b += artist + copyright + [0]
+        b += [0, 0, 0, 0, 0, 0]
+        return Data(b)
+    }()
+
+    @Test("keepsCopyright writes the source EXIF's artist and copyright in an EXIF of their own, nothing else",
+          arguments: [ImageFormat.jpeg, .png, .webp, .avif, .jxl])
+    func copyrightAloneIsWrittenWhenAsked(_ format: ImageFormat) throws {
+        var image = try swatch(RGBAColor(red: 1, green: 2, blue: 3), profile: nil)
+        image.metadata = ImageMetadata(exif: Self.exifWithCopyright, xmp: Data("<x:xmpmeta/>".utf8))
+        var options = ImageEncodingOptions.default
+        options.keepsCopyright = true
+        let decoded = try registry.decode(try registry.encode(image, as: format, options: options))
+        #expect(decoded.metadataKinds == [.exif], "no GPS, no XMP")
+        let exif = try #require(decoded.metadata.exif)
+        let fields = try #require(IFDReader(exif))
+        #expect(fields.asciiValue(tag: 0x013B) == Array("Ann Example\0".utf8))
+        #expect(fields.asciiValue(tag: 0x8298) == Array("(c) 2026 Ann Example\0".utf8))
+        #expect(fields.ifd0Entry(tag: 0x0112) == nil && fields.ifd0Entry(tag: 0x8825) == nil)
+
+        // Stripping writes nothing, and a source without either field gets no EXIF at all.
+        options.metadata = .strip
+        #expect(try registry.decode(try registry.encode(image, as: format, options: options)).metadataKinds.isEmpty)
+        options.metadata = .none
+        image.metadata = ImageMetadata(exif: Self.exifWithGPS)
+        #expect(try registry.decode(try registry.encode(image, as: format, options: options)).metadata.exif == nil)
+    }
+
+    @Test("a hostile EXIF gives no copyright block rather than reading past its end")
+    func truncatedCopyrightFieldsAreDropped() {
+        var truncated = [UInt8](Self.exifWithCopyright.prefix(80))  // the copyright text cut short
+        #expect(EXIFData.keepingOnlyCopyright(Data(truncated)).map { IFDReader($0)?.asciiValue(tag: 0x8298) } == .some(nil))
+        truncated[4...7] = [0xFF, 0xFF, 0xFF, 0xF0]  // IFD0 far past the end
+        #expect(EXIFData.keepingOnlyCopyright(Data(truncated)) == nil)
+        #expect(EXIFData.keepingOnlyCopyright(Data([0x49, 0x49, 42])) == nil)
+    }
+
+    @Test("EXIF (and its GPS) is written only when asked, with the orientation reset",
+          arguments: [ImageFormat.jpeg, .png, .webp, .avif, .jxl])
     func exifIsWrittenOnlyWhenKept(_ format: ImageFormat) throws {
         var image = try swatch(RGBAColor(red: 1, green: 2, blue: 3), profile: nil)
         image.metadata = ImageMetadata(exif: Self.exifWithGPS, xmp: Data("<x:xmpmeta/>".utf8))

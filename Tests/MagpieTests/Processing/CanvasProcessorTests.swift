@@ -168,6 +168,20 @@ struct CanvasProcessorTests {
         #expect(abs(Int(Self.pixel(flat, 0, 0).red) - 127) <= 1)
     }
 
+    @Test func flatteningOntoATranslucentBackgroundComposesSourceOverIt() throws {
+        var image = try Self.solid(4, 4, .clear)
+        image[0, 0] = RGBAColor(red: 0, green: 0, blue: 255, alpha: 255)
+        image[1, 0] = RGBAColor(red: 0, green: 0, blue: 0, alpha: 128)
+        let processor = FlatteningImageProcessor(background: RGBAColor(red: 255, green: 0, blue: 0, alpha: 128))
+        #expect(processor.identifier == "flatten:ff000080")
+        let flat = try Self.run(processor, image)
+        #expect(Self.pixel(flat, 0, 0) == RGBAColor(red: 0, green: 0, blue: 255, alpha: 255), "opaque pixels stay")
+        #expect(Self.pixel(flat, 3, 3) == RGBAColor(red: 255, green: 0, blue: 0, alpha: 128), "clear ones become the background")
+        // Half black over half red: alpha 0.5 + 0.5 × 0.5 = 0.75, red (0.25 of 1) / 0.75 = 1/3 of full red.
+        let mixed = Self.pixel(flat, 1, 0)
+        #expect(abs(Int(mixed.alpha) - 191) <= 1 && abs(Int(mixed.red) - 85) <= 1 && mixed.green == 0 && mixed.blue == 0)
+    }
+
     @Test func pixelatingMakesUniformBlocksOfTheirAverage() throws {
         var image = try Self.solid(8, 8, Self.white)
         image.withUnsafeMutableBytes { raw in for y in 0..<4 { for x in 0..<2 { raw[(y * 8 + x) * 4 + 1] = 0 } } }

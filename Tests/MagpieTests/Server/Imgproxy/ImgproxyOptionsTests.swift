@@ -44,6 +44,7 @@ struct ImgproxyOptionsTests {
         #expect(try Self.imgproxy(["bg:fff", "bg:"]).background == nil)
         #expect(try Self.imgproxy(["bg:255:0:0"]).background == RGBAColor(red: 255, green: 0, blue: 0))
         #expect(try Self.imgproxy(["bg:0f0"]).background == RGBAColor(red: 0, green: 255, blue: 0))
+        #expect(try Self.imgproxy(["bga:0.25", "background_alpha:0.5"]).backgroundAlpha == 0.5)
         #expect(try Self.imgproxy(["z:2"]).zoomY == 2)
         #expect(try Self.imgproxy(["z:2:3"]).zoomY == 3)
         #expect(try Self.imgproxy(["rot:-90"]).rotation == 270)
@@ -66,7 +67,7 @@ struct ImgproxyOptionsTests {
         ("w:-1", "w:-1"), ("w:abc", "\"abc\""), ("rt:squash", "fit, fill, fill-down, force or auto"), ("g:xx", "gravity"),
         ("g:fp:2:0", "0...1"), ("g:sm:1", "no offsets"), ("ex:1:sm", "not allowed"), ("rot:45", "multiple of 90"),
         ("wm:2", "opacity"), ("wm:0.5:zz", "position"), ("pd:a", "\"a\""), ("el:maybe", "boolean"), ("bg:12345", "hex"),
-        ("bg:1:2", "R:G:B"), ("dpr:0", "> 0"), ("z:0", "> 0"), ("br:300", "-255...255"), ("w:1:2", "one value"),
+        ("bg:1:2", "R:G:B"), ("bga:1.5", "0...1"), ("bga:-1", "≥ 0"), ("dpr:0", "> 0"), ("z:0", "> 0"), ("br:300", "-255...255"), ("w:1:2", "one value"),
         ("rs:fill:1:2:3:4:5:6:7:8", "at most 8"), ("c:", "takes a width"), ("t:10:red", "hex"), ("fq:webp", "pairs"),
         ("mb:-5", "mb:-5"), ("exp:soon", "Unix time"), ("pgs:0", "at least 1"), ("skp:xyz", "no image format"),
         ("raw:1", "not supported"), ("fn:a%0D%0ASet-Cookie", "control characters"), ("fn:YQ0KYg:1", "control characters"),
@@ -90,6 +91,10 @@ struct ImgproxyOptionsTests {
         (["sm:1", "scp:0"], []),
         (["da:0"], ["frames:all"]),
         (["bl:2"], ["blur:2", "w:0"]),
+        (["bg:fff", "bga:1"], ["bg:fff"]),
+        (["bga:0.5"], []),
+        (["kcr:1"], []),
+        (["kcr:0", "sm:0"], ["sm:0"]),
     ])
     func urlsThatMeanTheSameResultShareAKey(a: [String], b: [String]) throws {
         #expect(try Self.parse(a).normalized == Self.parse(b).normalized)
@@ -109,6 +114,9 @@ struct ImgproxyOptionsTests {
         (["scp:1"], []),
         (["pg:1"], []),
         (["ar:0"], []),
+        (["bg:fff", "bga:0.5"], ["bg:fff"]),
+        (["bg:fff", "bga:0.5"], ["bg:fff", "bga:0.25"]),
+        (["kcr:0"], []),
         (["blur:2", "resize:100x100"], ["blur:2", "w:100"]),
     ])
     func urlsThatMeanDifferentResultsNeverShareAKey(a: [String], b: [String]) throws {

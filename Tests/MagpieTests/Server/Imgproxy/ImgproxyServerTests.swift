@@ -21,6 +21,13 @@ struct ImgproxyServerTests {
         return [
             "large.png": OriginAsset(bytes: [UInt8](try! ImageCoderRegistry.shared.encode(Image(pixels: photo), as: .png)), contentType: "image/png"),
             "large.jpg": OriginAsset(bytes: [UInt8](try! ImageCoderRegistry.shared.encode(Image(pixels: photo), as: .jpeg)), contentType: "image/jpeg"),
+            "owned.jpg": OriginAsset(bytes: [UInt8](try! {
+                var image = Image(pixels: photo)
+                image.metadata = ImageMetadata(exif: ColorManagementTests.exifWithCopyright)
+                var keep = ImageEncodingOptions.default
+                keep.metadata = .keep
+                return try ImageCoderRegistry.shared.encode(image, as: .jpeg, options: keep)
+            }()), contentType: "image/jpeg"),
             "anim.gif": OriginAsset(bytes: [UInt8](try! ImageCoderRegistry.shared.encode(try Image(frames: frames), as: .gif)), contentType: "image/gif"),
         ]
     }()
@@ -116,6 +123,34 @@ struct ImgproxyServerTests {
             #expect(try Self.decoded(still).frames.count == 1)
             let past = try await fixture.request(fixture.imagePath("anim.gif", options: ["pg:9"], extension: "webp"))
             #expect(past.status == 422)
+        }
+    }
+
+    @Test func aTranslucentBackgroundStaysTranslucentWhereTheFormatHasAlphaAndIsTheMatteOfAJPEG() async throws {
+        try await ServerFixture.with(extraAssets: Self.assets) { fixture in
+            let options = ["rs:fit:100:100", "pd:10", "bg:f00", "bga:0.5"]
+            let png = try Self.decoded(try await fixture.request(fixture.imagePath("large.png", options: options, extension: "png")))
+            #expect(png.pixels[0, 0] == RGBAColor(red: 255, green: 0, blue: 0, alpha: 128))
+            #expect(png.pixels[50, 50].alpha == 255)
+            let jpeg = try Self.decoded(try await fixture.request(fixture.imagePath("large.png", options: options, extension: "jpg")))
+            let corner = jpeg.pixels[0, 0]
+            #expect(corner.red > 240 && corner.green < 16 && corner.blue < 16, "flattened onto red, not white: \(corner)")
+        }
+    }
+
+    @Test func theSourcesCopyrightIsKeptByDefaultAloneAndDroppedWithKcr0() async throws {
+        try await ServerFixture.with(extraAssets: Self.assets) { fixture in
+            func exif(_ options: [String]) async throws -> ImageMetadata {
+                try Self.decoded(try await fixture.request(fixture.imagePath("owned.jpg", options: options + ["w:100"], extension: "jpg"))).metadata
+            }
+            let stripped = try await exif([])
+            let payload = try #require(stripped.exif)
+            let fields = try #require(IFDReader(payload))
+            #expect(fields.asciiValue(tag: 0x8298) == Array("(c) 2026 Ann Example\0".utf8))
+            #expect(!stripped.hasGPS && fields.ifd0Entry(tag: 0x0112) == nil)
+            #expect(try await exif(["kcr:0"]).exif == nil)
+            #expect(try await exif(["sm:0"]).hasGPS)
+            #expect(try await exif(["sm:1", "kcr:0", "sm:0"]).hasGPS, "keeping everything keeps the copyright too")
         }
     }
 
