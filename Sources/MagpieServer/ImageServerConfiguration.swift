@@ -71,6 +71,9 @@ public struct ImageServerConfiguration: Sendable {
     /// Let URLs set imgproxy's `max_src_resolution`, `max_src_file_size` and `max_animation_frames` (imgproxy's
     /// `IMGPROXY_ALLOW_SECURITY_OPTIONS`); without it they are refused with 403. Default false.
     public var allowsSecurityOptions = false
+    /// thumbor's `SECURITY_KEY` (the text itself, not hex), which signs thumbor's URLs (`/SIGNATURE/300x200/…`); nil
+    /// accepts none of them (`/unsafe/…` ones follow ``allowsUnsigned``).
+    public var thumborSecurityKey: String?
     /// Serve the page at `/` that builds signed URLs (development only: it signs with the first key).
     public var developmentPage = false
     /// Log one line per image request (request id, client, method, path without the signature, status, bytes, ms,

@@ -1,4 +1,5 @@
-/// imgproxy's environment variables that `magpie serve` reads, so an imgproxy deployment's settings carry over: each
+/// imgproxy's environment variables (and thumbor's `THUMBOR_SECURITY_KEY`) that `magpie serve` reads, so an imgproxy
+/// or thumbor deployment's settings carry over: each
 /// is translated into the `MAGPIE_` variable of the same meaning (units converted), which a `MAGPIE_` variable set too
 /// overrides. Variables imgproxy has and Magpie does not are listed, to be named in a warning.
 enum ImgproxyEnvironment {
@@ -28,6 +29,8 @@ enum ImgproxyEnvironment {
             result.variables[magpie] = value
             result.origins[magpie] = imgproxy
         }
+        // thumbor keeps its key in thumbor.conf; THUMBOR_SECURITY_KEY is how a container passes it.
+        if let key = environment["THUMBOR_SECURITY_KEY"] { set("MAGPIE_THUMBOR_KEY", key, from: "THUMBOR_SECURITY_KEY") }
         for (name, value) in environment where name.hasPrefix("IMGPROXY_") {
             switch name {
             case "IMGPROXY_KEY": set("MAGPIE_KEY", value, from: name)

@@ -38,7 +38,9 @@ struct ServeCommand: AsyncParsableCommand {
     var keys: [String] = []
     @Option(name: .customLong("salt"), help: "Signing salt in hex, one per --key (prefer MAGPIE_SALT or --key-file).")
     var salts: [String] = []
-    @Flag(name: .customLong("insecure-unsigned"), help: "Accept unsigned URLs (signature '_' or 'insecure'). Never in production.")
+    @Option(name: .customLong("thumbor-key"), help: "thumbor's SECURITY_KEY, for thumbor's signed URLs (prefer THUMBOR_SECURITY_KEY or MAGPIE_THUMBOR_KEY).")
+    var thumborKey: String?
+    @Flag(name: .customLong("insecure-unsigned"), help: "Accept unsigned URLs (signature '_', 'insecure' or thumbor's 'unsafe'). Never in production.")
     var insecureUnsigned = false
 
     @Option(name: .customLong("allow-source"), help: "Only sources starting with this prefix (repeatable); redirects are checked too.")

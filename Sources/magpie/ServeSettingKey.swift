@@ -2,7 +2,7 @@
 /// (`MAGPIE_` and the key in capitals with underscores): declared once, so lookups, the check for unknown keys and the
 /// suggestions for misspelt ones all come from this list.
 enum ServeSettingKey: String, CaseIterable {
-    case host, port, cacheDir, keyFile, key, salt, insecureUnsigned
+    case host, port, cacheDir, keyFile, key, salt, thumborKey, insecureUnsigned
     case allowSource, allowNetwork, localRoot
     case maxSourceBytes, maxPixels, maxFrames, maxResultDimension, maxWorkingMemory, maxOptions
     case downloadTimeout, processingTimeout, workers, queue

@@ -32,7 +32,7 @@ struct ServeSettings {
         try Self.checkEnvironment(environment)
         let imgproxy = try ImgproxyEnvironment.translate(environment)
         unsupportedImgproxyVariables = imgproxy.unsupported
-        let secrets = ["MAGPIE_KEY", "MAGPIE_SALT"]
+        let secrets = ["MAGPIE_KEY", "MAGPIE_SALT", "MAGPIE_THUMBOR_KEY"]
         var providers: [any ConfigProvider] = [
             EnvironmentVariablesProvider(environmentVariables: environment, secretsSpecifier: .specific(Set(secrets)))
                 .prefixKeys(with: "magpie"),
@@ -67,6 +67,7 @@ struct ServeSettings {
         server.cacheDirectory = (command.cacheDirectory ?? layers.string(.cacheDir)).map { URL(fileURLWithPath: $0) }
         server.signingKeys = try Self.signingKeys(command: command, layers: layers)
         server.allowsUnsigned = command.insecureUnsigned || layers.bool(.insecureUnsigned) == true
+        server.thumborSecurityKey = command.thumborKey ?? layers.string(.thumborKey)
         server.allowedSourcePrefixes = command.allowSource.isEmpty ? layers.strings(.allowSource) : command.allowSource
         server.allowedNetworks = command.allowNetwork.isEmpty ? layers.strings(.allowNetwork) : command.allowNetwork
         server.localRoot = command.localRoot ?? layers.string(.localRoot)
@@ -287,7 +288,7 @@ extension ServeSettings {
         let values: [ServeSettingKey: String] = [
             .host: host, .port: String(port), .cacheDir: s.cacheDirectory?.path ?? "(temporary folder)",
             .keyFile: origins[.keyFile] == nil ? "" : "(set)", .key: "\(s.signingKeys.count) key(s)", .salt: "\(s.signingKeys.count) salt(s)",
-            .insecureUnsigned: String(s.allowsUnsigned), .allowSource: s.allowedSourcePrefixes.joined(separator: ","),
+            .thumborKey: s.thumborSecurityKey == nil ? "" : "(set)", .insecureUnsigned: String(s.allowsUnsigned), .allowSource: s.allowedSourcePrefixes.joined(separator: ","),
             .allowNetwork: s.allowedNetworks.joined(separator: ","), .localRoot: s.localRoot ?? "",
             .maxSourceBytes: String(s.maximumSourceBytes), .maxPixels: String(s.maximumPixels), .maxFrames: String(s.maximumFrames),
             .maxResultDimension: String(s.maximumResultDimension), .maxWorkingMemory: String(s.maximumWorkingMemory),

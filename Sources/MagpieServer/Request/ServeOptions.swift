@@ -17,6 +17,8 @@ public struct ServeOptions: Sendable, Equatable {
     public var processor: any ImageProcessor
     /// imgproxy's options (`rs:fill:300:200`, `g:sm`, …); the defaults when the URL has none.
     public var imgproxy: ImgproxyOptions
+    /// A thumbor URL's geometry and filters (``ThumborProcessor``); nil for imgproxy's and Magpie's URLs.
+    public var thumbor: ThumborOptions?
     /// From `format:` or the extension; ``RequestedFormat/auto`` when neither is given.
     public var format: RequestedFormat
     /// From `quality:`, 1...100; nil for the server's default for the output format.
@@ -72,6 +74,7 @@ public struct ServeOptions: Sendable, Equatable {
     ) {
         self.processor = processor
         self.imgproxy = ImgproxyOptions()
+        self.thumbor = nil
         self.format = format
         self.quality = quality
         self.formatQuality = [:]
@@ -134,6 +137,7 @@ public struct ServeOptions: Sendable, Equatable {
                 + (maxSourceFrames.map(String.init) ?? ""))
         }
         var processors: [String] = []
+        if let thumbor { processors.append(thumbor.canonicalText) }
         if !imgproxy.isDefault { processors.append(imgproxy.canonicalText(watermarkName: watermarkName)) }
         if !processor.identifier.isEmpty { processors.append(processor.identifier) }
         return (outputs + (processors.isEmpty ? [] : [processors.joined(separator: "|")])).joined(separator: "/")
@@ -148,6 +152,7 @@ public struct ServeOptions: Sendable, Equatable {
     ///   - watermark: The server's watermark image and its name, for imgproxy's `watermark`.
     ///   - detector: What finds faces or objects for smart gravity.
     public func pipeline(watermark: (image: Image, name: String)? = nil, detector: (any FocalPointDetecting)? = nil) -> any ImageProcessor {
+        if let thumbor { return ThumborProcessor(options: thumbor, detector: detector) |> processor }
         guard !imgproxy.isDefault else { return processor }
         return ImgproxyProcessor(options: imgproxy, watermark: watermark, detector: detector) |> processor
     }
@@ -155,6 +160,7 @@ public struct ServeOptions: Sendable, Equatable {
     /// The size a decoder may shrink the source to while decoding without changing the result: imgproxy's
     /// (``ImgproxyOptions/decodingTarget``) when its pipeline runs, else the first processor's when it is a resize.
     public var decodingTarget: (size: PixelSize, mode: ImageDecodingOptions.ContentMode)? {
+        if let thumbor { return thumbor.decodingTarget }
         if !imgproxy.isDefault { return imgproxy.decodingTarget }
         let first = (processor as? ChainedImageProcessor)?.processors.first ?? processor
         guard let resize = first as? ResizingImageProcessor else { return nil }
@@ -181,9 +187,10 @@ public struct ServeOptions: Sendable, Equatable {
     ///   - hasAlpha: Whether the (processed) image has translucent pixels.
     ///   - isAnimated: Whether the (processed) image has more than one frame.
     public func outputFormat(accept: String?, source: ImageFormat, hasAlpha: Bool, isAnimated: Bool) -> OutputFormatChoice {
-        // imgproxy keeps a JPEG source JPEG whatever its pipeline added (padding, extension), flattened onto the
-        // background: an imgproxy URL gets that; Magpie's own processors (round corners) move to PNG.
-        let translucent = hasAlpha && !(imgproxy.isDefault == false && processor.identifier.isEmpty && source == .jpeg)
+        // imgproxy and thumbor keep a JPEG source JPEG whatever their pipelines added (padding, a transparent fill),
+        // flattened onto the background: their URLs get that; Magpie's own processors (round corners) move to PNG.
+        let keepsJPEG = (!imgproxy.isDefault || thumbor != nil) && processor.identifier.isEmpty && source == .jpeg
+        let translucent = hasAlpha && !keepsJPEG
         var choice = OutputFormatChoice.negotiate(
             format, accept: accept, source: source, hasAlpha: translucent, isAnimated: isAnimated && !firstFrameOnly)
         choice.firstFrameOnly = choice.firstFrameOnly || firstFrameOnly

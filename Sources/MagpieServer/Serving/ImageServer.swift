@@ -24,6 +24,8 @@ public final class ImageServer: Sendable {
     public let metrics: ServerMetrics
     let logger: Logger
     let signer: ImageURLSigner
+    /// thumbor's `SECURITY_KEY`, for thumbor's URLs.
+    let thumborSigner: ThumborSigner
     let sources: SourcePolicy
     let results: DiskStorage
     let memory: ResultMemoryCache
@@ -63,6 +65,7 @@ public final class ImageServer: Sendable {
         resultCacheControl = "public, max-age=\(configuration.maxAge.components.seconds)"
         do {
             signer = try ImageURLSigner(hexPairs: configuration.signingKeys)
+            thumborSigner = ThumborSigner(securityKey: configuration.thumborSecurityKey)
         } catch {
             throw ImageServerConfigurationError(message: "\(error)")
         }
@@ -117,7 +120,7 @@ public final class ImageServer: Sendable {
         if configuration.allowsUnsigned {
             logger.warning("unsigned URLs are accepted (--insecure-unsigned): anyone can make this server fetch and process")
         }
-        if signer.isEmpty && !configuration.allowsUnsigned {
+        if signer.isEmpty && thumborSigner.isEmpty && !configuration.allowsUnsigned {
             logger.warning("no signing key: every image request will be refused (give MAGPIE_KEY/MAGPIE_SALT, --key-file or --insecure-unsigned)")
         }
         for (index, pair) in configuration.signingKeys.enumerated() where pair.key.utf8.count < 64 {
@@ -202,7 +205,7 @@ public final class ImageServer: Sendable {
                 try ServeRequest.parse(
                     path: path, signer: signer, allowsUnsigned: configuration.allowsUnsigned,
                     presets: configuration.presets, maximumOptions: configuration.maximumOptions,
-                    allowsSecurityOptions: configuration.allowsSecurityOptions),
+                    allowsSecurityOptions: configuration.allowsSecurityOptions, thumborSigner: thumborSigner),
                 defaultQuality: defaultQuality, watermarkName: watermark?.name)
         }
     }
