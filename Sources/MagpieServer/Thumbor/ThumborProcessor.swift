@@ -76,15 +76,18 @@ public struct ThumborProcessor: ImageProcessor {
                 case .original: original
                 }
             }
-            requested = (side(options.width, image.width), side(options.height, image.height))
+            // `no_upscale` runs after loading, on the source's size; `orig` is read after the manual crop.
+            var (width, height) = (options.width, options.height)
             if options.has("no_upscale") {
-                requested = (min(requested.width, image.width), min(requested.height, image.height))
+                if case .pixels(let value) = width { width = .pixels(min(value, image.width)) }
+                if case .pixels(let value) = height { height = .pixels(min(value, image.height)) }
             }
             if let box = options.crop {
                 let left = min(max(box.left, 0), image.width), right = min(max(box.right, 0), image.width)
                 let top = min(max(box.top, 0), image.height), bottom = min(max(box.bottom, 0), image.height)
                 if left < right, top < bottom { try crop(left: left, top: top, width: right - left, height: bottom - top) }
             }
+            requested = (side(width, image.width), side(height, image.height))
             let source = (width: Double(image.width), height: Double(image.height))
             var target = (width: source.width, height: source.height)
             if requested.width != 0 || requested.height != 0 {

@@ -32,7 +32,7 @@ struct ThumborServerTests {
         ("10x20:210x170/100x0", 100, 75), ("300x200/filters:proportion(0.5)", 150, 100),
         ("1000x600/filters:no_upscale()", 400, 300), ("fit-in/1000x1000/filters:upscale()", 1000, 750),
         ("300x200/filters:stretch()", 300, 200), ("fit-in/300x300/filters:fill(red)", 300, 300),
-        ("300x200/filters:rotate(90)", 200, 300), ("300x200/smart", 300, 200), ("trim/100x0", 100, 75),
+        ("300x200/filters:rotate(90)", 200, 300), ("300x200/smart", 300, 200), ("trim/100x0", 100, 75), ("10x20:210x170/origx50", 200, 50),
     ])
     func thumborsSizesForEachGeometry(parts: String, width: Int, height: Int) async throws {
         try await Self.with { fixture in
