@@ -163,10 +163,25 @@ extension RGBAColor {
     ///
     /// - Parameter text: The hex text; six digits give an opaque colour.
     public init?(hex text: String) {
-        let digits = text.hasPrefix("#") ? text.dropFirst() : Substring(text)
-        guard digits.count == 6 || digits.count == 8, digits.allSatisfy(\.isHexDigit), let value = UInt32(digits, radix: 16)
-        else { return nil }
-        let full = digits.count == 6 ? value << 8 | 0xFF : value
+        self.init(hexDigits: text.hasPrefix("#") ? text.dropFirst() : Substring(text), allowingShorthand: false)
+    }
+
+    /// Parses hex digits without `#`: 6 (`RRGGBB`, opaque) or 8 (`RRGGBBAA`), and with `allowingShorthand` also CSS's
+    /// 3 (`RGB`) and 4 (`RGBA`), each digit doubled. Nil for any other length or a non-hex digit. The one hex colour
+    /// reader: Magpie's specs, imgproxy's `bg` and thumbor's colours all come here.
+    package init?(hexDigits digits: Substring, allowingShorthand: Bool) {
+        guard digits.allSatisfy(\.isHexDigit), let value = UInt32(digits, radix: 16) else { return nil }
+        let full: UInt32
+        switch digits.count {
+        case 3 where allowingShorthand, 4 where allowingShorthand:
+            // Each digit d becomes dd (d × 17); three digits get an opaque alpha.
+            let nibbles = (0..<digits.count).reversed().map { value >> (4 * UInt32($0)) & 0xF }
+            let channels = nibbles.map { $0 * 17 } + (digits.count == 3 ? [0xFF] : [])
+            full = channels.reduce(0) { $0 << 8 | $1 }
+        case 6: full = value << 8 | 0xFF
+        case 8: full = value
+        default: return nil
+        }
         self.init(
             red: UInt8(full >> 24), green: UInt8((full >> 16) & 0xFF), blue: UInt8((full >> 8) & 0xFF),
             alpha: UInt8(full & 0xFF))

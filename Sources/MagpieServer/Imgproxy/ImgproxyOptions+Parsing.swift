@@ -263,15 +263,10 @@ struct ImgproxyArguments {
     /// A 3- or 6-digit hex colour (imgproxy's `bg`, `trim`), opaque.
     func color(_ index: Int) throws(ServeRequestError) -> RGBAColor? {
         guard let text = given(index) else { return nil }
-        let digits = Array(text.utf8)
-        guard digits.count == 3 || digits.count == 6, digits.allSatisfy({ $0.hexDigitValue != nil }) else {
+        guard text.count == 3 || text.count == 6, let color = RGBAColor(hexDigits: Substring(text), allowingShorthand: true) else {
             throw invalid("colour \(ServeRequestError.quoted(text)) is not RGB or RRGGBB hex")
         }
-        let values = digits.map { $0.hexDigitValue! }
-        if digits.count == 3 {
-            return RGBAColor(red: values[0] * 17, green: values[1] * 17, blue: values[2] * 17)
-        }
-        return RGBAColor(red: values[0] << 4 | values[1], green: values[2] << 4 | values[3], blue: values[4] << 4 | values[5])
+        return color
     }
 
     func channel(_ index: Int) throws(ServeRequestError) -> UInt8 {

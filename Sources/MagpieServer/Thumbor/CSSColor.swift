@@ -10,12 +10,7 @@ enum CSSColor {
         if let value = named[lowered] {
             return RGBAColor(red: UInt8(value >> 16 & 0xFF), green: UInt8(value >> 8 & 0xFF), blue: UInt8(value & 0xFF))
         }
-        let digits = Array((lowered.hasPrefix("#") ? lowered.dropFirst() : lowered[...]).utf8)
-        guard [3, 4, 6, 8].contains(digits.count), let values = Optional(digits.compactMap(\.hexDigitValue)),
-            values.count == digits.count
-        else { return nil }
-        let channels: [UInt8] = digits.count <= 4 ? values.map { $0 << 4 | $0 } : stride(from: 0, to: values.count, by: 2).map { values[$0] << 4 | values[$0 + 1] }
-        return RGBAColor(red: channels[0], green: channels[1], blue: channels[2], alpha: channels.count == 4 ? channels[3] : 255)
+        return RGBAColor(hexDigits: lowered.hasPrefix("#") ? lowered.dropFirst() : Substring(lowered), allowingShorthand: true)
     }
 
     /// The CSS named colours as 0xRRGGBB.
