@@ -189,8 +189,8 @@ public final class ImageCoderRegistry: Sendable {
         }
         switch options.metadata {
         case .keep: break
-        case .none where options.keepsCopyright:
-            prepared.metadata = ImageMetadata(exif: image.metadata.exif.flatMap(EXIFData.keepingOnlyCopyright))
+        // EncodedMetadata.exif cuts the EXIF down to its copyright: one place for that rule, and one parse.
+        case .none where options.keepsCopyright: break
         case .none, .strip: prepared.metadata = .none
         }
         return prepared
