@@ -18,6 +18,9 @@ let package = Package(
         .library(name: "Magpie", targets: ["Magpie"]),
         // The image server (imgproxy-style signed URLs) as routes a Hummingbird application mounts; `magpie serve` runs it.
         .library(name: "MagpieServer", targets: ["MagpieServer"]),
+        // The face detector plugin (OpenCV's cascade classifier), a shared library the codec layer opens on first use:
+        // Sources/CImageCodecs/faces.c says why it is not linked. `swift build` puts it beside `magpie`.
+        .library(name: "MagpieFaceDetection", type: .dynamic, targets: ["CFaceDetection"]),
         // No `.executable` product on purpose: SwiftPM resolves the dependencies of every product a dependency
         // declares, so a `magpie` product would make each client resolve ArgumentParser and Hummingbird. A root
         // package still gets an executable product per executable target (`swift run magpie` works here).
@@ -55,6 +58,18 @@ let package = Package(
                 .linkedLibrary("lcms2"),
                 // libavif, libheif, libjxl, libtiff and librsvg are opened on first use, not linked:
                 // Sources/CImageCodecs/lazy_library.h says why.
+            ]
+        ),
+
+        // OpenCV's face detector behind a C ABI (include/mg_face_plugin.h); only the plugin product links OpenCV.
+        // Debian puts OpenCV's headers under opencv4/, a folder no package setting but a flag can name.
+        .target(
+            name: "CFaceDetection",
+            cxxSettings: [.unsafeFlags(["-I/usr/include/opencv4"])],
+            linkerSettings: [
+                .linkedLibrary("opencv_objdetect"),
+                .linkedLibrary("opencv_imgproc"),
+                .linkedLibrary("opencv_core"),
             ]
         ),
 

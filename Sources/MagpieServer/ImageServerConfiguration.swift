@@ -74,6 +74,10 @@ public struct ImageServerConfiguration: Sendable {
     /// thumbor's `SECURITY_KEY` (the text itself, not hex), which signs thumbor's URLs (`/SIGNATURE/300x200/…`); nil
     /// accepts none of them (`/unsafe/…` ones follow ``allowsUnsigned``).
     public var thumborSecurityKey: String?
+    /// How `smart` crops (thumbor's `smart`, imgproxy's `g:sm`) look for faces before attention: OpenCV's cascade model,
+    /// the size of the copy examined and the time budget per image. nil looks for none. A crop whose detection passed the
+    /// budget uses attention and is answered but not kept, so a later request gets the faces.
+    public var faceDetection: FaceDetector.Configuration? = FaceDetector.Configuration()
     /// Serve the page at `/` that builds signed URLs (development only: it signs with the first key).
     public var developmentPage = false
     /// Log one line per image request (request id, client, method, path without the signature, status, bytes, ms,

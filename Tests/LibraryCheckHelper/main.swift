@@ -3,12 +3,14 @@
 //
 //   magpie-library-check [HEIC-FILE]
 //
+// Last, `faces=`: after a face detection (OpenCV comes with the face detector plugin), and `faces-available=` true or
+// false.
 // (HEIC is decoded from the file given, when one is: Magpie does not encode it.)
 // Prints one line per step, `STEP=LIB,LIB,...` (empty when none is mapped), e.g. `jpeg=` then `avif=libavif`.
 import Foundation
 import MagpieCore
 
-let lazilyOpened = ["libavif", "libheif", "libjxl", "libtiff", "librsvg"]
+let lazilyOpened = ["libavif", "libheif", "libjxl", "libtiff", "librsvg", "libopencv_objdetect"]
 
 /// The lazily opened libraries this process has mapped now, from /proc/self/maps.
 func mapped() -> String {
@@ -43,3 +45,7 @@ if CommandLine.arguments.count > 1 {
     _ = try registry.decode(try Data(contentsOf: URL(fileURLWithPath: CommandLine.arguments[1])))
     print("heic=\(mapped())")
 }
+let detector = FaceDetector()
+_ = try? detector.focalRegions(in: image)
+print("faces=\(mapped())")
+print("faces-available=\(detector.isAvailable)")

@@ -15,5 +15,6 @@
 #include "mg_jxl.h"
 #include "mg_color.h"
 #include "mg_svg.h"
+#include "mg_faces.h"
 
 #endif

@@ -98,6 +98,11 @@ public enum MagpieError: Error, Sendable, CustomStringConvertible {
         case outputTooLarge(processor: String, size: PixelSize, frames: Int, limit: ProcessingLimit)
         /// Nobody waits for the result any more (``ImageProcessingContext/isCancelled``); the work stopped early.
         case cancelled
+        /// A focal point detector (named by `detector`) could not examine the image; smart cropping fell back.
+        case detectionFailed(detector: String, message: String)
+        /// A focal point detector had no answer within its time budget; smart cropping fell back, and the answer,
+        /// when it comes, is kept for the next request.
+        case detectionOverBudget(detector: String, budget: Duration)
     }
 
     /// The limit of ``ImageDecodingLimits`` a processor's output would break, with the configured value.
@@ -243,6 +248,8 @@ extension MagpieError.ProcessingFailureReason: CustomStringConvertible {
         case .outputTooLarge(let processor, let size, let frames, let limit):
             "processor \(processor) would make a \(size) image\(frames > 1 ? " × \(frames) frames" : ""), \(limit)"
         case .cancelled: "cancelled"
+        case .detectionFailed(let detector, let message): "detector \(detector) failed: \(message)"
+        case .detectionOverBudget(let detector, let budget): "detector \(detector) took longer than \(budget)"
         }
     }
 }

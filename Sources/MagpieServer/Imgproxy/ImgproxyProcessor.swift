@@ -23,7 +23,8 @@ public struct ImgproxyProcessor: ImageProcessor {
 
     /// `imgproxy;` and the non-default options in a fixed order, each with every argument written out.
     public var identifier: String {
-        options.canonicalText(watermarkName: options.watermark.opacity > 0 ? watermark?.name : nil, detector: detector?.identifier)
+        options.canonicalText(
+            watermarkName: options.watermark.opacity > 0 ? watermark?.name : nil, detector: options.usesSmartGravity ? detector?.identifier : nil)
     }
 
     /// The processed image.

@@ -21,6 +21,8 @@ public final class ServerMetrics: Sendable {
     private let cancelledJobs: Counter
     private let abortedRequests: Counter
     private let headerTimeouts: Counter
+    private let detections: [FaceDetector.Report.Outcome: Counter]
+    private let detectionWait: DurationHistogram
     // Handles made once: building one looks the metric up in the registry under its lock, every request.
     private let phases: [Phase: DurationHistogram]
     private let layers: [String: Counter]
@@ -62,6 +64,15 @@ public final class ServerMetrics: Sendable {
             descriptor: Self.name(
                 "header_timeouts", unit: "total", help: "Connections closed because a request head took longer than --header-timeout."),
             labels: [])
+        let detectionsName = Self.name(
+            "face_detections", unit: "total",
+            help: "Smart crops' face detections by outcome: faces, none, cached, over_budget (--face-budget passed; attention used), failed, busy, unavailable.")
+        detections = Dictionary(uniqueKeysWithValues: FaceDetector.Report.Outcome.allCases.map {
+            ($0, registry.makeCounter(descriptor: detectionsName, labels: [("outcome", $0.rawValue)]))
+        })
+        detectionWait = registry.makeDurationHistogram(
+            descriptor: Self.name("face_detection", unit: "seconds", help: "How long smart crops waited for face detection."),
+            labels: [], buckets: Self.buckets)
         let phaseName = Self.name("phase", unit: "seconds", help: "Time spent per request in each phase (total: the whole answer).")
         phases = Dictionary(uniqueKeysWithValues: Phase.allCases.map {
             ($0, registry.makeDurationHistogram(descriptor: phaseName, labels: [("phase", $0.rawValue)], buckets: Self.buckets))
@@ -140,6 +151,12 @@ public final class ServerMetrics: Sendable {
 
     /// A job that stopped because its deadline had answered for it.
     func jobCancelled() { cancelledJobs.increment() }
+
+    /// One face detection call of a smart crop: its outcome and how long the crop waited.
+    func faceDetection(_ report: FaceDetector.Report) {
+        detections[report.outcome]?.increment()
+        if report.outcome != .unavailable { detectionWait.record(report.duration) }
+    }
 
     /// A request whose answer nobody received.
     func requestAborted() { abortedRequests.increment() }

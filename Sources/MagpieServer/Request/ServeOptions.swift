@@ -113,7 +113,11 @@ public struct ServeOptions: Sendable, Equatable {
     /// (`|`-separated, in URL order): `format:auto/quality:default/metadata:none/color:keep/frames:all/…`. So option
     /// order, presets, aliases (`jpg`, `bw`, `rs`, `resize`) and defaults written out or left out do not change it;
     /// anything that changes the output does.
-    public func normalized(defaultQuality: (ImageFormat) -> Int = ServeOptions.defaultQuality, watermarkName: String? = nil) -> String {
+    /// A smart crop's text names `detector` (read only then, so a server that never smart-crops never loads it).
+    public func normalized(
+        defaultQuality: (ImageFormat) -> Int = ServeOptions.defaultQuality, watermarkName: String? = nil,
+        detector: (any FocalPointDetecting)? = nil
+    ) -> String {
         var qualityText = quality.map(String.init) ?? "default"
         if case .fixed(let fixed) = format, quality == nil { qualityText = String(formatQuality[fixed] ?? defaultQuality(fixed)) }
         var outputs = [
@@ -137,8 +141,10 @@ public struct ServeOptions: Sendable, Equatable {
                 + (maxSourceFrames.map(String.init) ?? ""))
         }
         var processors: [String] = []
-        if let thumbor { processors.append(thumbor.canonicalText) }
-        if !imgproxy.isDefault { processors.append(imgproxy.canonicalText(watermarkName: watermarkName)) }
+        if let thumbor { processors.append(thumbor.canonicalText + (thumbor.smart ? detector.map { ";detector:\($0.identifier)" } ?? "" : "")) }
+        if !imgproxy.isDefault {
+            processors.append(imgproxy.canonicalText(watermarkName: watermarkName, detector: imgproxy.usesSmartGravity ? detector?.identifier : nil))
+        }
         if !processor.identifier.isEmpty { processors.append(processor.identifier) }
         return (outputs + (processors.isEmpty ? [] : [processors.joined(separator: "|")])).joined(separator: "/")
     }
@@ -155,6 +161,18 @@ public struct ServeOptions: Sendable, Equatable {
         if let thumbor { return ThumborProcessor(options: thumbor, detector: detector) |> processor }
         guard !imgproxy.isDefault else { return processor }
         return ImgproxyProcessor(options: imgproxy, watermark: watermark, detector: detector) |> processor
+    }
+
+    /// What is done to the source before a smart crop looks at it, beside the source's key in ``SourceBoundDetector``:
+    /// thumbor's manual crop and trim (so every size of one photo shares the detector's answer); imgproxy's whole
+    /// pipeline text, since its crop, trim and rotation come first (each URL then detects once).
+    public var detectionContext: String {
+        if let thumbor {
+            let box = thumbor.crop.map { "\($0.left),\($0.top),\($0.right),\($0.bottom)" } ?? ""
+            let trim = thumbor.trimReference.map { "\($0):\(thumbor.trimTolerance)" } ?? ""
+            return "thumbor;crop:\(box);trim:\(trim);ar:\(autoRotate);page:\(page)"
+        }
+        return normalized
     }
 
     /// The size a decoder may shrink the source to while decoding without changing the result: imgproxy's

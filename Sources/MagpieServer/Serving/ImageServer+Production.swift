@@ -51,7 +51,10 @@ extension ImageServer {
             return ProducedImage(image: image, layer: retrieved.cacheType == .none ? "none" : "original")
         }
         let sourceImage = try Self.selectingPages(retrieved.image, options: options)
-        let processor = options.pipeline(watermark: watermark)
+        // Bound to this source, so every size of one photo shares the detector's answer; it also tells whether the
+        // crop fell back to attention (detection past its budget or failed).
+        let detector = faceDetector.map { SourceBoundDetector($0, sourceKey: request.source.cacheIdentity + "\n" + options.detectionContext) }
+        let processor = options.pipeline(watermark: watermark, detector: detector)
         let limit = configuration.processingTimeout
         // The answer goes out at the limit; the job is cancelled (processors check between passes) and winds down after.
         let produced = try await deadlines.answer(within: limit) {
@@ -97,8 +100,15 @@ extension ImageServer {
         guard let (encoded, format) = produced else {
             throw ServerFailure(status: 503, message: "processing took longer than \(limit)")
         }
-        let image = ServedImage(
+        var image = ServedImage(
             data: encoded, format: format.0, lastModified: await sourceLastModified(source), variesOnAccept: format.1)
+        if detector?.didFallBack == true {
+            // A smart crop made without the faces it should have had: answered, briefly cacheable, never kept. The
+            // detection goes on and keeps its answer, so the next request gets the faces (thumbor does not store
+            // such results either).
+            image.isProvisional = true
+            return ProducedImage(image: image, layer: retrieved.cacheType == .none ? "none" : "original")
+        }
         memory.store(image, forKey: key, admission: .fresh)
         // Written after the answer, not before: the memory layer serves the next requests meanwhile, and a write
         // that evicts or meets a slow disk never delays this one. Shutdown waits for these writes.

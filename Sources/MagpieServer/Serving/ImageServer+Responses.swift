@@ -12,7 +12,8 @@ extension ImageServer {
         var headers: [(name: String, value: String)] = [
             ("Content-Type", image.format.mimeType),
             ("Content-Length", String(image.data.count)),
-            ("Cache-Control", parsed.request.options.expires == nil ? resultCacheControl : expiringCacheControl(parsed)),
+            ("Cache-Control", image.isProvisional ? "public, max-age=\(configuration.errorMaxAge.components.seconds)"
+                : parsed.request.options.expires == nil ? resultCacheControl : expiringCacheControl(parsed)),
             ("Content-Disposition", parsed.contentDisposition(format: image.format)),
         ]
         if configuration.sendsETag { headers.append(("ETag", image.etag)) }

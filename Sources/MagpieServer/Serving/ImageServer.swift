@@ -46,6 +46,8 @@ public final class ImageServer: Sendable {
     /// The decoded watermark image and its name (the first 16 hex digits of its bytes' SHA-256, so a new file makes
     /// new results), from ``ImageServerConfiguration/watermark``.
     let watermark: (image: Image, name: String)?
+    /// What smart crops ask for faces (``ImageServerConfiguration/faceDetection``); it keeps their answers per source.
+    let faceDetector: FaceDetector?
 
     /// False once shutdown began: `/ready` answers 503 so load balancers stop sending while requests in flight finish.
     public var isReady: Bool { accepting.withLock { $0 } }
@@ -116,7 +118,9 @@ public final class ImageServer: Sendable {
         localManager = ImageManager(loader: DataProviderLoader(), cache: cache)
         memory = ResultMemoryCache(capacity: configuration.memoryCacheSize)
         admission = JobAdmission(workers: configuration.workers, queueLength: configuration.effectiveQueueLength, deadlines: deadlines)
-        metrics = ServerMetrics()
+        let metrics = ServerMetrics()
+        self.metrics = metrics
+        faceDetector = configuration.faceDetection.map { FaceDetector(configuration: $0, report: { metrics.faceDetection($0) }) }
         if configuration.allowsUnsigned {
             logger.warning("unsigned URLs are accepted (--insecure-unsigned): anyone can make this server fetch and process")
         }
@@ -206,7 +210,7 @@ public final class ImageServer: Sendable {
                     path: path, signer: signer, allowsUnsigned: configuration.allowsUnsigned,
                     presets: configuration.presets, maximumOptions: configuration.maximumOptions,
                     allowsSecurityOptions: configuration.allowsSecurityOptions, thumborSigner: thumborSigner),
-                defaultQuality: defaultQuality, watermarkName: watermark?.name)
+                defaultQuality: defaultQuality, watermarkName: watermark?.name, detector: faceDetector)
         }
     }
 

@@ -17,11 +17,15 @@ struct ParsedServeRequest: Sendable {
     /// `inline` or `attachment`, and the file name without its extension, for `Content-Disposition`.
     private let disposition: (kind: String, stem: String)
 
-    /// The key parts of `request`, with the server's default qualities and watermark name (both decide the bytes).
-    init(_ request: ServeRequest, defaultQuality: (ImageFormat) -> Int = ServeOptions.defaultQuality, watermarkName: String? = nil) {
+    /// The key parts of `request`, with the server's default qualities, watermark name and face detector (all decide
+    /// the bytes).
+    init(
+        _ request: ServeRequest, defaultQuality: (ImageFormat) -> Int = ServeOptions.defaultQuality, watermarkName: String? = nil,
+        detector: (any FocalPointDetecting)? = nil
+    ) {
         self.request = request
         keyPrefix = request.source.cacheIdentity + "\n"
-            + request.options.normalized(defaultQuality: defaultQuality, watermarkName: watermarkName) + "\n"
+            + request.options.normalized(defaultQuality: defaultQuality, watermarkName: watermarkName, detector: detector) + "\n"
         switch request.options.format {
         case .fixed(let format): fixedFormatKey = keyPrefix + format.rawValue
         case .auto: fixedFormatKey = nil

@@ -17,6 +17,9 @@ struct ServedImage: Sendable {
     let lastModified: String?
     /// The response must carry `Vary: Accept` (the format was negotiated).
     let variesOnAccept: Bool
+    /// A fallback made because a step could not do its best in time (a smart crop without its face detection): not
+    /// kept, and cacheable downstream only for ``ImageServerConfiguration/errorMaxAge``.
+    var isProvisional = false
 
     init(data: Data, format: ImageFormat, lastModified: String?, variesOnAccept: Bool) {
         self.data = data

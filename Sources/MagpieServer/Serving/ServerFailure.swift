@@ -97,6 +97,9 @@ struct ServerFailure: Error, Sendable, Equatable {
         case .outputTooLarge(let processor, let size, _, let limit):
             ServerFailure(status: 422, message: "\(processor): result \(size) too large: \(limit)")
         case .cancelled: ServerFailure(status: 503, message: "cancelled")
+        // Smart cropping falls back instead of throwing these; a detector's error reaching here is the server's fault.
+        case .detectionFailed(let detector, _), .detectionOverBudget(let detector, _):
+            ServerFailure(status: 500, message: "\(detector): detection failed")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MagpieCore
 import Testing
 
 /// The wave-2 codec libraries (libavif, libheif, libjxl, libtiff, librsvg and what they pull in) are opened on first
@@ -25,5 +26,24 @@ struct LazyCodecLibraryTests {
         // Each step maps its own library, not the next one's.
         #expect(steps["avif"]?.contains("libjxl") == false && steps["jxl"]?.contains("librsvg") == false)
         if heic != nil { #expect(steps["heic"]?.contains("libheif") == true) }
+        // OpenCV comes with the face detector plugin, at the first detection and not before.
+        #expect(steps["svg"]?.contains("libopencv_objdetect") == false)
+        if FileManager.default.fileExists(atPath: FaceDetector.Configuration.defaultModelPath) {
+            #expect(run.stdout.contains("faces-available=true"), "\(run.stdout)\n\(run.stderr)")
+            #expect(steps["faces"]?.contains("libopencv_objdetect") == true)
+        }
+    }
+
+    @Test func withoutTheFaceDetectorPluginSmartCropsGoOnWithoutFaces() throws {
+        let run = try ProcessRun.built(
+            "magpie-library-check", [],
+            environment: ProcessInfo.processInfo.environment.merging(["MAGPIE_FACE_DETECTION_LIBRARY": "/nonexistent/libMagpieFaceDetection.so"]) { $1 })
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("faces-available=false"))
+        #expect(!run.stdout.contains("libopencv"))
+        // Said once, with the reason, however many times faces were asked for.
+        let log = run.stdout + run.stderr
+        #expect(log.components(separatedBy: "smart crops go without faces").count - 1 == 1, "\(log)")
+        #expect(log.contains("/nonexistent/libMagpieFaceDetection.so"))
     }
 }

@@ -7,41 +7,6 @@ import Foundation
 import Glibc
 #endif
 
-/// Finds regions of an image that a crop should keep (faces, objects): the port behind smart cropping. A detector is
-/// given the image and answers rectangles in its pixel coordinates, each with a weight; an empty answer means nothing
-/// was found (smart cropping then falls back to attention).
-public protocol FocalPointDetecting: Sendable {
-    /// Names the detector and its settings; part of the cache key of every crop that uses it.
-    var identifier: String { get }
-    /// The regions of `image` worth keeping, strongest first.
-    ///
-    /// - Throws: When the image cannot be examined; smart cropping then uses attention.
-    func focalRegions(in image: Image) throws -> [FocalRegion]
-}
-
-/// A rectangle worth keeping, in image pixels, and how much.
-public struct FocalRegion: Sendable, Hashable {
-    /// Left edge.
-    public var x: Double
-    /// Top edge.
-    public var y: Double
-    /// Width.
-    public var width: Double
-    /// Height.
-    public var height: Double
-    /// How much it matters relative to the others (a face's size, a detector's confidence).
-    public var weight: Double
-
-    /// A region with the given rectangle and weight.
-    public init(x: Double, y: Double, width: Double, height: Double, weight: Double) {
-        self.x = x
-        self.y = y
-        self.width = width
-        self.height = height
-        self.weight = weight
-    }
-}
-
 /// Where a crop of a given size keeps the most interesting part of an image: the weighted centre of a detector's
 /// regions when it finds any, else the peak of an attention map in the manner of libvips's `smartcrop` (attention),
 /// which imgproxy's `g:sm` runs: on the image shrunk to about 32 × 32, lightness edges (a Laplacian), skin tones (the
@@ -99,6 +64,8 @@ public enum SmartCropping {
         let smooth = gaussianBlurred(interest, columns: columns, rows: rows, sigma: sigma)
         var best = 0
         for i in 1..<cells where smooth[i] > smooth[best] { best = i }
+        // Nothing stands out (a flat or empty image): the centre, not the first cell.
+        if let lowest = smooth.min(), smooth[best] - lowest <= 1e-9 * max(1, abs(smooth[best])) { return (0.5, 0.5) }
         return ((Double(best % columns) + 0.5) / Double(columns), (Double(best / columns) + 0.5) / Double(rows))
     }
 
