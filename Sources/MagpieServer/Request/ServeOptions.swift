@@ -19,6 +19,9 @@ public struct ServeOptions: Sendable, Equatable {
     public var imgproxy: ImgproxyOptions
     /// A thumbor URL's geometry and filters (``ThumborProcessor``); nil for imgproxy's and Magpie's URLs.
     public var thumbor: ThumborOptions?
+    /// The images of thumbor's `watermark(…)` filters by URL, fetched by the server before processing; not part of
+    /// the key or of equality (the URLs in ``thumbor`` are).
+    public var thumborWatermarks: [String: Image] = [:]
     /// From `format:` or the extension; ``RequestedFormat/auto`` when neither is given.
     public var format: RequestedFormat
     /// From `quality:`, 1...100; nil for the server's default for the output format.
@@ -158,7 +161,7 @@ public struct ServeOptions: Sendable, Equatable {
     ///   - watermark: The server's watermark image and its name, for imgproxy's `watermark`.
     ///   - detector: What finds faces or objects for smart gravity.
     public func pipeline(watermark: (image: Image, name: String)? = nil, detector: (any FocalPointDetecting)? = nil) -> any ImageProcessor {
-        if let thumbor { return ThumborProcessor(options: thumbor, detector: detector) |> processor }
+        if let thumbor { return ThumborProcessor(options: thumbor, detector: detector, watermarks: thumborWatermarks) |> processor }
         guard !imgproxy.isDefault else { return processor }
         return ImgproxyProcessor(options: imgproxy, watermark: watermark, detector: detector) |> processor
     }
@@ -211,6 +214,12 @@ public struct ServeOptions: Sendable, Equatable {
         let translucent = hasAlpha && !keepsJPEG
         var choice = OutputFormatChoice.negotiate(
             format, accept: accept, source: source, hasAlpha: translucent, isAnimated: isAnimated && !firstFrameOnly)
+        // thumbor's autojpg() (AUTO_PNG_TO_JPG): a PNG source whose result has no transparency is written as JPEG.
+        if let thumbor, thumbor.autoJPG, case .auto = format, source == .png, choice.format == .png, !hasAlpha,
+            !isAnimated || firstFrameOnly
+        {
+            choice.format = .jpeg
+        }
         choice.firstFrameOnly = choice.firstFrameOnly || firstFrameOnly
         return choice
     }

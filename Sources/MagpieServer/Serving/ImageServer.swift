@@ -147,8 +147,12 @@ public final class ImageServer: Sendable {
             response.headers.append(("Allow", "GET, HEAD"))
         } else {
             do {
-                let (image, layer, parsed) = try await image(for: request)
-                response = imageResponse(image, layer: layer, parsed: parsed, request: request)
+                if let meta = try await thumborMetaResponse(to: request) {
+                    response = meta
+                } else {
+                    let (image, layer, parsed) = try await image(for: request)
+                    response = imageResponse(image, layer: layer, parsed: parsed, request: request)
+                }
             } catch {
                 let failure = (error as? ServerFailure) ?? ServerFailure(status: 500, message: "internal error", reason: "\(error)")
                 if let kind = failure.originErrorKind { metrics.originError(kind) }
@@ -203,7 +207,7 @@ public final class ImageServer: Sendable {
     }
 
     /// The verified, parsed request for `path` (remembered by ``parsedRequests``).
-    private func parsedRequest(forPath path: String) throws(ServeRequestError) -> ParsedServeRequest {
+    func parsedRequest(forPath path: String) throws(ServeRequestError) -> ParsedServeRequest {
         try parsedRequests.value(for: path) { path throws(ServeRequestError) in
             ParsedServeRequest(
                 try ServeRequest.parse(
@@ -242,7 +246,7 @@ public final class ImageServer: Sendable {
         do {
             produced = try await jobs.value(for: key) { _ in
                 try await self.admission.run(timeout: self.configuration.processingTimeout, queued: { self.metrics.phase(.queue, $0) }) {
-                    try await self.produce(parsed, source: source, accept: request.accept, key: key)
+                    try await self.produce(try await self.loadingThumborWatermarks(parsed), source: source, accept: request.accept, key: key)
                 }
             }
         } catch let refusal as JobAdmission.Refusal {

@@ -25,7 +25,8 @@ extension ThumborOptions {
     /// pixels and no manual crop or trim, where the result is exactly that size whatever the source's. (Elsewhere
     /// thumbor's sizes are computed from the source's, which a shrunken decode would round differently.)
     var decodingTarget: (size: PixelSize, mode: ImageDecodingOptions.ContentMode)? {
-        guard fitMode == .crop, crop == nil, trimReference == nil, !has("no_upscale"), !has("stretch"),
+        // `focal()` regions are in the source's pixels, and `meta/` reports the source's: both need it whole.
+        guard fitMode == .crop, crop == nil, trimReference == nil, !has("no_upscale"), !has("stretch"), focalBoxes.isEmpty, !meta,
             case .pixels(let width) = width, case .pixels(let height) = height, width > 0, height > 0
         else { return nil }
         return (PixelSize(width: width, height: height), .aspectFill)

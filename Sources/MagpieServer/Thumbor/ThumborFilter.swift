@@ -40,6 +40,36 @@ public enum ThumborFilter: Sendable, Hashable {
     case stripICC
     /// `strip_exif()`: write no EXIF.
     case stripEXIF
+    /// `contrast(N)`: −100...100; the distance of every channel from mid-grey scaled by ((N + 100)² // 100) / 100.
+    case contrast(Int)
+    /// `rgb(R,G,B)`: −100...100 % of full scale added to each channel.
+    case rgb(red: Int, green: Int, blue: Int)
+    /// `saturation(F)`: 1 unchanged, 0 grey, above 1 more colourful (a negative factor acts as 0).
+    case saturation(Double)
+    /// `noise(AMOUNT[,SEED])`: grey grain of 0...100 steps, from a seeded generator (the same URL, the same bytes).
+    case noise(amount: Int, seed: Int)
+    /// `equalize()`: histogram equalisation of each colour channel.
+    case equalize
+    /// `curve(ALL,R,G,B)`: tone curves, each a list of `(x,y)` control points.
+    case curve(all: [ToneCurveProcessor.Point], red: [ToneCurveProcessor.Point], green: [ToneCurveProcessor.Point],
+               blue: [ToneCurveProcessor.Point])
+    /// `convolution(W;W;…,COLUMNS[,NORMALIZE])`: a convolution kernel, row by row, normalised by default.
+    case convolution(kernel: [Double], columns: Int, normalize: Bool)
+    /// `watermark(URL,X,Y,ALPHA[,W_RATIO,H_RATIO])`: an image fetched from URL drawn over the result.
+    case watermark(ThumborWatermark)
+    /// `focal(AxB:CxD)`: a focal region (source pixels) for the automatic crop, instead of the alignment or detection.
+    case focal(ThumborOptions.Box)
+    /// `extract_focal()`: the image URL is itself a thumbor URL with a manual crop; its image is loaded whole and the
+    /// crop becomes a focal region (resolved while parsing: the options then hold a ``focal(_:)``).
+    case extractFocal
+    /// `autojpg([ENABLED])`: a PNG result without translucent pixels is written as JPEG.
+    case autoJPG(Bool)
+    /// `max_age(N)`: the answer's `Cache-Control: max-age` in seconds.
+    case maxAge(Int)
+    /// `fill(blur[,FILL_TRANSPARENT])`: the canvas is the image itself, blurred and stretched to the requested size.
+    case fillBlur(fillTransparent: Bool)
+    /// `fill(auto[,FILL_TRANSPARENT])`: the canvas is the image's mean colour.
+    case fillAuto(fillTransparent: Bool)
 
     /// The filter's name, as written in URLs.
     public var name: String {
@@ -61,6 +91,19 @@ public enum ThumborFilter: Sendable, Hashable {
         case .maxBytes: "max_bytes"
         case .stripICC: "strip_icc"
         case .stripEXIF: "strip_exif"
+        case .contrast: "contrast"
+        case .rgb: "rgb"
+        case .saturation: "saturation"
+        case .noise: "noise"
+        case .equalize: "equalize"
+        case .curve: "curve"
+        case .convolution: "convolution"
+        case .watermark: "watermark"
+        case .focal: "focal"
+        case .extractFocal: "extract_focal"
+        case .autoJPG: "autojpg"
+        case .maxAge: "max_age"
+        case .fillBlur, .fillAuto: "fill"
         }
     }
 
@@ -69,7 +112,7 @@ public enum ThumborFilter: Sendable, Hashable {
     var canonicalText: String? {
         func number(_ value: Double) -> String { DecimalText.format(value) }
         switch self {
-        case .quality, .format, .maxBytes, .stripICC, .stripEXIF: return nil
+        case .quality, .format, .maxBytes, .stripICC, .stripEXIF, .maxAge, .extractFocal: return nil
         case .blur(let radius, let sigma): return "blur:\(radius):\(number(sigma == 0 ? Double(radius) : sigma))"
         case .sharpen(let amount, let radius, let luminance): return "sharpen:\(number(amount)):\(number(radius)):\(luminance ? 1 : 0)"
         case .brightness(let value): return "brightness:\(value)"
@@ -83,14 +126,25 @@ public enum ThumborFilter: Sendable, Hashable {
         case .noUpscale: return "no_upscale"
         case .stretch: return "stretch"
         case .proportion(let value): return "proportion:\(number(value))"
+        case .contrast(let value): return "contrast:\(value)"
+        case .rgb(let red, let green, let blue): return "rgb:\(red):\(green):\(blue)"
+        case .saturation(let value): return "saturation:\(number(value))"
+        case .noise(let amount, let seed): return "noise:\(amount):\(seed)"
+        case .equalize: return "equalize"
+        case .curve(let all, let red, let green, let blue):
+            return "curve:" + ToneCurveProcessor(all: all, red: red, green: green, blue: blue).identifier.dropFirst("curves:".count)
+        case .convolution(let kernel, let columns, let normalize):
+            return "convolution:\(columns):\(normalize ? 1 : 0):" + kernel.map(number).joined(separator: ";")
+        case .watermark(let mark): return "watermark:" + mark.canonicalText
+        case .focal(let box): return "focal:\(box.left)x\(box.top):\(box.right)x\(box.bottom)"
+        case .autoJPG(let enabled): return "autojpg:\(enabled ? 1 : 0)"
+        case .fillBlur(let fillTransparent): return "fill:blur:\(fillTransparent ? 1 : 0)"
+        case .fillAuto(let fillTransparent): return "fill:auto:\(fillTransparent ? 1 : 0)"
         }
     }
 
     /// Filter names thumbor 7 knows that Magpie does not run yet: a 400 says so rather than serving something else.
-    static let unsupportedNames: Set<String> = [
-        "contrast", "rgb", "saturation", "noise", "equalize", "curve", "convolution", "watermark", "focal",
-        "extract_focal", "autojpg", "colorize", "frame", "redeye", "cover", "max_age",
-    ]
+    static let unsupportedNames: Set<String> = ["colorize", "frame", "redeye", "cover"]
 
     /// The filters in `text` (what follows `filters:`, up to and including its last `)`), in order.
     ///
@@ -104,11 +158,59 @@ public enum ThumborFilter: Sendable, Hashable {
             guard let open = call.firstIndex(of: "(") else { continue }  // no call: thumbor matches no filter either
             let name = String(call[..<open])
             let inner = call[call.index(after: open)..<call.index(before: call.endIndex)]
-            let arguments = inner.isEmpty ? [] : inner.split(separator: ",", omittingEmptySubsequences: false)
+            let arguments = inner.isEmpty ? [] : splitArguments(inner)
                 .map { String($0.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()) }
             if let filter = try parse(name: name, arguments: arguments, text: call) { filters.append(filter) }
         }
         return filters
+    }
+
+    /// `text` cut at the commas outside brackets, parentheses and single quotes (`curve`'s lists hold commas, and
+    /// thumbor's quoted strings may), a quoted argument's quotes dropped.
+    private static func splitArguments(_ text: Substring) -> [Substring] {
+        var pieces: [Substring] = []
+        var depth = 0, quoted = false
+        var start = text.startIndex
+        for index in text.indices {
+            let character = text[index]
+            if character == "'" {
+                quoted.toggle()
+            } else if quoted {
+                continue
+            } else if character == "[" || character == "(" {
+                depth += 1
+            } else if character == "]" || character == ")" {
+                depth -= 1
+            } else if character == ",", depth == 0 {
+                pieces.append(text[start..<index])
+                start = text.index(after: index)
+            }
+        }
+        pieces.append(text[start...])
+        return pieces.map { piece in
+            let trimmed = piece.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()
+            let inner = Substring(String(trimmed))
+            return inner.count >= 2 && inner.hasPrefix("'") && inner.hasSuffix("'") ? inner.dropFirst().dropLast() : piece
+        }
+    }
+
+    /// `[(x,y),(x,y),…]` with x and y in 0...255 and x increasing; nil for anything else.
+    private static func curvePoints(_ text: String) -> [ToneCurveProcessor.Point]? {
+        let compact = text.filter { !$0.isWhitespace }
+        guard compact.hasPrefix("["), compact.hasSuffix("]") else { return nil }
+        let body = compact.dropFirst().dropLast()
+        if body.isEmpty { return [] }
+        guard body.hasPrefix("("), body.hasSuffix(")") || body.hasSuffix("),") else { return nil }
+        var points: [ToneCurveProcessor.Point] = []
+        for pair in body.dropFirst().split(separator: "(", omittingEmptySubsequences: false) {
+            let numbers = pair.drop(while: { $0 == "(" }).prefix { $0 != ")" }.split(separator: ",", omittingEmptySubsequences: false)
+            guard numbers.count == 2, pair.hasSuffix(")") || pair.hasSuffix("),"),
+                let x = UInt8(numbers[0]), let y = UInt8(numbers[1])
+            else { return nil }
+            if let last = points.last, last.x >= x { return nil }
+            points.append(ToneCurveProcessor.Point(x: x, y: y))
+        }
+        return points
     }
 
     /// `text` cut at every `):`, the `)` dropped (as Python's `split("):")`).
@@ -211,7 +313,8 @@ public enum ThumborFilter: Sendable, Hashable {
             try count(1...2)
             switch arguments[0].lowercased() {
             case "transparent": return .fill(nil, fillTransparent: try boolean(1))
-            case "blur", "auto": throw bad("fill(\(arguments[0])) is not supported by Magpie yet; give a colour")
+            case "blur": return .fillBlur(fillTransparent: try boolean(1))
+            case "auto": return .fillAuto(fillTransparent: try boolean(1))
             default: return .fill(try color(0), fillTransparent: try boolean(1))
             }
         case "round_corner":
@@ -245,6 +348,67 @@ public enum ThumborFilter: Sendable, Hashable {
         case "strip_exif":
             try count(0...0)
             return .stripEXIF
+        case "contrast":
+            try count(1...1)
+            return .contrast(try integer(0, -100...100))
+        case "rgb":
+            try count(3...3)
+            return .rgb(red: try integer(0, -100...100), green: try integer(1, -100...100), blue: try integer(2, -100...100))
+        case "saturation":
+            try count(1...1)
+            return .saturation(try decimal(0))
+        case "noise":
+            try count(1...2)
+            return .noise(amount: try integer(0, 0...100), seed: arguments.count > 1 ? try integer(1, 0...Int(Int32.max)) : 0)
+        case "equalize":
+            try count(0...0)
+            return .equalize
+        case "curve":
+            try count(4...4)
+            let curves = try (0..<4).map { index throws(ServeRequestError) in
+                guard let points = curvePoints(arguments[index]) else {
+                    throw bad("\(ServeRequestError.quoted(arguments[index])) is not a list [(x,y),…] of points in 0...255 with increasing x")
+                }
+                return points
+            }
+            return .curve(all: curves[0], red: curves[1], green: curves[2], blue: curves[3])
+        case "convolution":
+            try count(2...3)
+            let weights = arguments[0].split(separator: ";", omittingEmptySubsequences: false).map { Double($0) }
+            guard !weights.isEmpty, weights.allSatisfy({ $0?.isFinite == true }) else {
+                throw bad("\(ServeRequestError.quoted(arguments[0])) is not numbers separated by \";\"")
+            }
+            let kernel = weights.compactMap { $0 }
+            let columns = try integer(1, 1...49)
+            guard kernel.count % columns == 0, columns % 2 == 1, (kernel.count / columns) % 2 == 1, kernel.count / columns <= 49 else {
+                throw bad("\(kernel.count) weights in \(columns) columns is not an odd × odd kernel of at most 49 × 49")
+            }
+            return .convolution(kernel: kernel, columns: columns, normalize: arguments.count > 2 ? try boolean(2) : true)
+        case "watermark":
+            try count(4...6)
+            guard let mark = ThumborWatermark(arguments: arguments) else {
+                throw bad("expects URL,X,Y,ALPHA[,W_RATIO,H_RATIO]: X and Y a number of pixels (-N from the far edge), "
+                    + "NNp a percentage, center or repeat; ALPHA 0...100; the ratios 0...100 or none")
+            }
+            return .watermark(mark)
+        case "focal":
+            try count(1...1)
+            let corners = arguments[0].split(separator: ":", omittingEmptySubsequences: false)
+                .map { $0.split(separator: "x", omittingEmptySubsequences: false).map { Int($0) } }
+            guard corners.count == 2, corners.allSatisfy({ $0.count == 2 && $0.allSatisfy { ($0 ?? -1) >= 0 } }) else {
+                throw bad("\(ServeRequestError.quoted(arguments[0])) is not LEFTxTOP:RIGHTxBOTTOM")
+            }
+            let box = ThumborOptions.Box(left: corners[0][0]!, top: corners[0][1]!, right: corners[1][0]!, bottom: corners[1][1]!)
+            return box.right != box.left && box.bottom != box.top ? .focal(box) : nil  // thumbor skips an empty region
+        case "extract_focal":
+            try count(0...0)
+            return .extractFocal
+        case "autojpg":
+            try count(0...1)
+            return .autoJPG(arguments.isEmpty ? true : try boolean(0))
+        case "max_age":
+            try count(1...1)
+            return .maxAge(try integer(0, 0...Int(Int32.max)))
         default:
             return nil
         }

@@ -7,8 +7,44 @@ extension ThumborOptions {
     /// HTTP loader does).
     ///
     /// - Throws: A 400 ``ServeRequestError`` for a missing image, a filter with malformed arguments, an image that is
-    ///   not a valid `http`/`https` URL, or a part thumbor reads but Magpie does not yet (`debug/`, `meta/`).
+    ///   not a valid `http`/`https` URL, or a part thumbor reads but Magpie does not (`debug/`).
     static func parse(_ signedPath: Substring) throws(ServeRequestError) -> (options: ThumborOptions, image: ServeSource) {
+        var (options, rest) = try parts(signedPath)
+        if options.has("extract_focal") {
+            // thumbor's extract_focal(): the image's own thumbor URL names the source and a crop, which becomes the
+            // focal region; the source is then loaded whole (thumbor rewrites its image URL the same way).
+            let decoded = PercentDecoding.strict(rest).map { Substring($0) } ?? rest
+            if let (image, box) = extractedFocal(decoded) {
+                options.filters = options.filters.map { $0 == .extractFocal ? .focal(box) : $0 }
+                return (options, try Self.image(image, decoded: true))
+            }
+            options.filters.removeAll { $0 == .extractFocal }
+        }
+        return (options, try image(rest))
+    }
+
+    /// thumbor's `extract_focal` search: up to 10 levels of `[scheme://]host/(unsafe|SIGNATURE)/…/IMAGE`, until one
+    /// has a manual crop; that level's image and crop.
+    private static func extractedFocal(_ url: Substring) -> (image: Substring, crop: Box)? {
+        var url = url
+        for _ in 0..<10 {
+            // `^(https?://)?.*?/`: the scheme and host go.
+            if url.hasPrefix("http://") { url = url.dropFirst(7) } else if url.hasPrefix("https://") { url = url.dropFirst(8) }
+            guard let slash = url.firstIndex(of: "/") else { return nil }
+            url = url[url.index(after: slash)...]
+            guard let end = url.firstIndex(of: "/") else { return nil }
+            let signature = url[..<end]
+            guard signature == "unsafe" || signature.count >= 28, let (inner, image) = try? parts(url[url.index(after: end)...]),
+                !image.isEmpty
+            else { return nil }
+            if let crop = inner.crop { return (image, crop) }
+            url = image
+        }
+        return nil
+    }
+
+    /// The options of `signedPath` and what follows them (the image, as received).
+    private static func parts(_ signedPath: Substring) throws(ServeRequestError) -> (ThumborOptions, Substring) {
         var options = ThumborOptions()
         var rest = signedPath
         /// The next segment when something follows it (a part always has the image after it).
@@ -22,7 +58,8 @@ extension ThumborOptions {
             throw .badRequest("thumbor's \"debug/\" (focal points drawn on the image) is not supported")
         }
         if let segment = next(), segment == "meta" {
-            throw .badRequest("thumbor's \"meta/\" (the JSON description) is not supported yet")
+            options.meta = true
+            consume(segment)
         }
         if let segment = next(), let trim = trimPart(segment) {
             (options.trimReference, options.trimTolerance) = trim
@@ -59,7 +96,7 @@ extension ThumborOptions {
                 rest = rest[end.upperBound...]
             }
         }
-        return (options, try image(rest))
+        return (options, rest)
     }
 
     /// `trim`, `trim:top-left`, `trim:bottom-right:10`, `trim:25`.
@@ -113,9 +150,9 @@ extension ThumborOptions {
     }
 
     /// The image URL: percent-decoded once, `http://` assumed when it has no scheme.
-    private static func image(_ text: Substring) throws(ServeRequestError) -> ServeSource {
+    static func image(_ text: Substring, decoded alreadyDecoded: Bool = false) throws(ServeRequestError) -> ServeSource {
         guard !text.isEmpty else { throw .badRequest("the thumbor URL has no image after its options") }
-        guard var decoded = PercentDecoding.strict(text) else {
+        guard var decoded = alreadyDecoded ? String(text) : PercentDecoding.strict(text) else {
             throw .badRequest("image URL \(ServeRequestError.quoted(text)) has a \"%\" that starts no valid escape, or is not UTF-8")
         }
         // A proxy that merges slashes (nginx's default) turns an unencoded `https://` into `https:/`: put it back.

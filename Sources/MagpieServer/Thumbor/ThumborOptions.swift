@@ -2,8 +2,8 @@ import Magpie
 
 /// A thumbor URL's geometry and filters, read by thumbor's grammar
 /// (`[meta/][trim[:top-left|bottom-right][:TOL]/][AxB:CxD/][adaptive-][full-]fit-in/[-]Wx[-]H/[HALIGN/][VALIGN/][smart/]`
-/// `[filters:NAME(ARGS):…/]IMAGE`): what ``ThumborProcessor`` runs and what the server's output options take. (`meta/`
-/// is refused for now: its JSON answer is not written yet.)
+/// `[filters:NAME(ARGS):…/]IMAGE`): what ``ThumborProcessor`` runs and what the server's output options take. With
+/// `meta/` the server answers thumbor's JSON description of the same work instead of the image.
 public struct ThumborOptions: Sendable, Hashable {
     /// A requested side: a number of pixels (0 for "from the other side"), or `orig`, the source's.
     public enum Side: Sendable, Hashable {
@@ -52,6 +52,8 @@ public struct ThumborOptions: Sendable, Hashable {
         }
     }
 
+    /// `meta/`: answer thumbor's JSON description (source, operations, target, focal points), not the image.
+    public var meta = false
     /// `trim`: the pixel whose colour is the border's; nil for no trim.
     public var trimReference: TrimReference?
     /// `trim`'s colour tolerance (0 for the exact colour).
@@ -83,6 +85,28 @@ public struct ThumborOptions: Sendable, Hashable {
     /// Whether any filter of this name is present.
     func has(_ name: String) -> Bool { filters.contains { $0.name == name } }
 
+    /// The regions of `focal(…)` (and of a resolved `extract_focal()`), in source pixels, in URL order.
+    var focalBoxes: [Box] {
+        filters.compactMap { if case .focal(let box) = $0 { box } else { nil } }
+    }
+
+    /// The watermarks' URLs, in URL order, each once.
+    public var watermarkURLs: [String] {
+        var urls: [String] = []
+        for case .watermark(let mark) in filters where !urls.contains(mark.url) { urls.append(mark.url) }
+        return urls
+    }
+
+    /// `max_age(N)`: the last one's seconds, nil without one.
+    public var maxAge: Int? {
+        filters.reversed().lazy.compactMap { if case .maxAge(let seconds) = $0 { seconds } else { nil } }.first
+    }
+
+    /// `autojpg()`: the last one's setting, false without one (thumbor's `AUTO_PNG_TO_JPG` is off by default).
+    public var autoJPG: Bool {
+        filters.reversed().lazy.compactMap { if case .autoJPG(let enabled) = $0 { enabled } else { nil } }.first ?? false
+    }
+
     /// `thumbor;` then the geometry and the filters that change pixels or the encoder, in a fixed form: the same for
     /// every spelling of the same request (defaults written or not), different whenever the result differs.
     public var canonicalText: String {
@@ -92,7 +116,7 @@ public struct ThumborOptions: Sendable, Hashable {
             case .original: "orig"
             }
         }
-        var parts = ["thumbor"]
+        var parts = [meta ? "thumbor-meta" : "thumbor"]
         if let trimReference { parts.append("trim:\(trimReference.rawValue):\(trimTolerance)") }
         if let crop { parts.append("crop:\(crop.left)x\(crop.top):\(crop.right)x\(crop.bottom)") }
         parts.append("\(fitMode.rawValue):\(flipHorizontal ? "-" : "")\(side(width))x\(flipVertical ? "-" : "")\(side(height))")

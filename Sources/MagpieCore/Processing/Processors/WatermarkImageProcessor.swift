@@ -17,6 +17,23 @@ public struct WatermarkImageProcessor: ImageProcessor {
         /// Copies over the whole image, an odd number on each axis centred on it, with these gaps between them (pixels
         /// when 1 or more, times the offset scale; else fractions of the image's width and height).
         case replicate(gapX: Double, gapY: Double)
+        /// Copies with their top-left corners at these pixels of the image (x, y pairs; offsets are not scaled):
+        /// placement worked out by the caller, as thumbor's `watermark` does.
+        case origins([Origin])
+    }
+
+    /// A copy's top-left corner in the image's pixels (may lie outside it: the copy is cut).
+    public struct Origin: Sendable, Hashable {
+        /// Pixels from the left edge.
+        public var x: Int
+        /// Pixels from the top edge.
+        public var y: Int
+
+        /// The corner at (`x`, `y`).
+        public init(x: Int, y: Int) {
+            self.x = x
+            self.y = y
+        }
     }
 
     /// The watermark's pixels (its first frame).
@@ -51,6 +68,7 @@ public struct WatermarkImageProcessor: ImageProcessor {
         switch placement {
         case .gravity(let gravity): text += gravity.specText
         case .replicate(let x, let y): text += "re:\(DecimalText.format(x)):\(DecimalText.format(y))"
+        case .origins(let points): text += "at:" + points.map { "\($0.x),\($0.y)" }.joined(separator: ";")
         }
         if let scale { text += ":scale=\(DecimalText.format(scale))" }
         if offsetScale != 1 { text += ":dpr=\(DecimalText.format(offsetScale))" }
@@ -88,6 +106,8 @@ public struct WatermarkImageProcessor: ImageProcessor {
     /// Where each copy's top-left corner goes.
     func origins(image: PixelSize, mark: PixelSize) -> [(x: Int, y: Int)] {
         switch placement {
+        case .origins(let points):
+            return points.map { (x: $0.x, y: $0.y) }
         case .gravity(let gravity):
             let origin = gravity.placement(outer: image, inner: mark, offsetScale: offsetScale, allowOverflow: true)
             return [origin]
