@@ -8,6 +8,7 @@ enum ServeSettingKey: String, CaseIterable {
     case downloadTimeout, processingTimeout, workers, queue
     case maxAge, diskCacheSize, memoryCacheSize, preset
     case quality, formatQuality, enforceAvif, enforceWebp, etag, watermark, allowSecurityOptions
+    case faceModel, faceBudget
     case shutdownTimeout, drainDelay, idleTimeout, headerTimeout
     case dev, noAccessLog, accessLogFormat, metricsHost, metricsPort
 

@@ -115,6 +115,16 @@ struct ServeSettings {
         if let watermark = command.watermark ?? layers.string(.watermark) {
             server.watermark = try await Self.watermark(watermark)
         }
+        if let model = command.faceModel ?? layers.string(.faceModel) {
+            // Named on purpose, so a wrong path is a start-up error, not a quiet "no faces" at the first smart crop.
+            guard model == "none" || FileManager.default.isReadableFile(atPath: model) else {
+                throw Invalid(message: "--face-model \"\(model)\" is not a readable file (or none)")
+            }
+            server.faceDetection = model == "none" ? nil : server.faceDetection.map { var faces = $0; faces.modelPath = model; return faces }
+        }
+        if let budget = try seconds("face-budget", command.faceBudget ?? layers.double(.faceBudget)) {
+            server.faceDetection?.budget = budget
+        }
         server.developmentPage = command.dev || layers.bool(.dev) == true
         server.accessLog = !(command.noAccessLog || layers.bool(.noAccessLog) == true)
         if let format = command.accessLogFormat ?? layers.string(.accessLogFormat) {
@@ -303,6 +313,7 @@ extension ServeSettings {
             .enforceAvif: String(s.enforcedFormats.contains(.avif)), .enforceWebp: String(s.enforcedFormats.contains(.webp)),
             .etag: String(s.sendsETag), .watermark: s.watermark.map { "\($0.count) bytes" } ?? "",
             .allowSecurityOptions: String(s.allowsSecurityOptions),
+            .faceModel: s.faceDetection?.modelPath ?? "none", .faceBudget: s.faceDetection.map { seconds($0.budget) } ?? "",
             .shutdownTimeout: seconds(shutdownTimeout), .drainDelay: seconds(drainDelay), .idleTimeout: seconds(idleTimeout),
             .headerTimeout: seconds(headTimeout), .dev: String(s.developmentPage), .noAccessLog: String(!s.accessLog),
             .accessLogFormat: s.accessLogFormat.rawValue, .metricsHost: metricsAddress?.host ?? "",
