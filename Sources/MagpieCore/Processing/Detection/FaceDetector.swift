@@ -275,6 +275,8 @@ struct GreyCopy: Sendable {
         var sums = [UInt32](repeating: 0, count: width * height)
         var counts = [UInt32](repeating: 0, count: width * height)
         let (sourceWidth, sourceHeight, width, height) = (pixels.width, pixels.height, width, height)
+        // Each source column's cell, worked out once rather than divided out per pixel.
+        let columns = (0..<sourceWidth).map { $0 * width / sourceWidth }
         pixels.withUnsafeBytes { raw in
             let source = raw.bindMemory(to: UInt8.self)
             for y in 0..<sourceHeight {
@@ -282,7 +284,7 @@ struct GreyCopy: Sendable {
                 var index = y * sourceWidth * 4
                 for x in 0..<sourceWidth {
                     let luma = (UInt32(source[index]) * 299 + UInt32(source[index + 1]) * 587 + UInt32(source[index + 2]) * 114 + 500) / 1000
-                    let cell = row + x * width / sourceWidth
+                    let cell = row + columns[x]
                     sums[cell] &+= luma
                     counts[cell] &+= 1
                     index += 4
