@@ -40,6 +40,7 @@ FORMATS = {  # name: (magpie format option, thumbor format filter, file extensio
 }
 LABEL = {"jpeg": "JPEG", "webp": "WebP", "avif": "AVIF"}
 SIZE = 512
+SMART_SIZE = 300  # the smart-against-centre cells: a 12 MP JPEG cropped to fill this square
 QUALITY = 80
 
 
@@ -430,7 +431,7 @@ http {{
                         os.path.join(self.work, f"{name}.log"), port=port)
         return server if self.start(server) else None
 
-    def start_magpie(self, name, cache):
+    def start_magpie(self, name, cache, extra=()):
         shutil.rmtree(cache, ignore_errors=True)
         os.makedirs(cache)
         argv = [self.args.magpie, "serve", "--host", "127.0.0.1", "--port", "0",
@@ -438,7 +439,7 @@ http {{
                 "--workers", str(self.cores), "--local-root", self.args.images,
                 # Like every server here (nginx has access_log off, thumbor runs with `-l warning`: warnings
                 # only): no line per request.
-                "--no-access-log"] + self.args.magpie_arg
+                "--no-access-log"] + list(extra) + self.args.magpie_arg
         # The keys through the environment, as docs/DEPLOYMENT.md says, never on a command line.
         environment = dict(os.environ, MAGPIE_KEY=self.key.hex(), MAGPIE_SALT=self.salt.hex())
         server = Server(name, argv, os.path.join(self.work, f"{name}.log"), env=environment,
@@ -740,11 +741,96 @@ http {{
             self.memory_cache["magpie"] = self.memory_cache_mib(self.magpie_url)
             self.stop(magpie)
 
+        if a.smart_image:
+            self.smart_cells()
+
         # Soak: a fresh magpie, mixed load (every other request a new source, the others the cached URLs of every
         # format) for --soak-minutes, RSS sampled all along.
         if magpie and a.soak_minutes > 0:
             self.run_soak()
         self.stop(origin)
+
+    # --- smart crop against the centre crop (wave 3, part 2)
+
+    def smart_cells(self):
+        """Cold `smart` requests against the same requests' centre crop, in thumbor's URL grammar, on one 12 MP JPEG
+        (every request a new ?n=, so nothing is cached and every smart request detects again) → 300×300: a magpie
+        and a thumbor of their own (thumbor with its face and feature detectors, which the other cells' thumbor does
+        without, so its RSS there is not the detectors'; magpie with --insecure-unsigned for the /unsafe/ paths)."""
+        a = self.args
+        folder, image = os.path.split(os.path.abspath(a.smart_image))
+        origin = self.start_nginx("nginx-smart-origin", folder, 1)
+        if not origin:
+            self.failures.append("the smart cells' origin did not start")
+            return
+        origin_url = f"http://127.0.0.1:{origin.port}"
+        servers = []
+        if a.thumbor:
+            port = free_port()
+            env = dict(os.environ, BENCH_THREADS=str(self.cores), BENCH_DETECTORS="1")
+            thumbor = Server("thumbor-smart", [a.thumbor, "--ip", "127.0.0.1", "--port", str(port), "--conf",
+                                               a.thumbor_conf, "-l", "warning"],
+                             os.path.join(self.work, "thumbor-smart.log"), env=env, port=port)
+            if self.start(thumbor):
+                servers.append(("thumbor", thumbor, f"http://127.0.0.1:{port}"))
+        if a.magpie:
+            magpie = self.start_magpie("magpie-smart", os.path.join(self.work, "magpie-smart-cache"),
+                                       extra=["--insecure-unsigned"])
+            if magpie:
+                servers.append(("magpie", magpie, f"http://127.0.0.1:{magpie.port}"))
+        size = SMART_SIZE
+
+        def path(mode, n):
+            source = urllib.parse.quote(f"{origin_url}/{image}?n={mode}{n}", safe=":/")
+            return f"/unsafe/{size}x{size}/{'smart/' if mode == 'smart' else ''}filters:quality({QUALITY})/{source}"
+
+        per_cell = a.duration * 100 + 100  # far more than either server answers per second at 12 MP
+        try:
+            for name, server, base in servers:
+                for mode in ("centre", "smart"):
+                    status, headers, body = fetch(base + path(mode, "check"))
+                    got = image_size(body, self.work) if status == 200 else None
+                    if status != 200 or not FORMATS["jpeg"][3](body) or got != (size, size):
+                        raise Failure(f"{name} answered {status} with {got} for {mode} {base}{path(mode, 'check')}: "
+                                      f"{body[:200]!r}")
+            for run in range(a.runs):
+                for name, server, base in servers:
+                    for mode in ("centre", "smart"):
+                        self.serial += 1
+                        paths = [path(mode, f"{self.serial}-{i}") for i in range(per_cell)]
+                        file = self.write_paths(f"smart-{name}-{mode}-{run}", paths)
+                        self.cell("jpeg", mode, name, server, base, [file], a.duration, True)
+        except Failure as failure:
+            self.failures.append(str(failure))
+        finally:
+            for _, server, _ in servers:
+                self.stop(server)
+            self.stop(origin)
+            shutil.rmtree(os.path.join(self.work, "magpie-smart-cache"), ignore_errors=True)
+
+    def smart_report(self, w):
+        rows = []
+        for name in ("magpie", "thumbor"):
+            centre, smart = self.best("jpeg", "centre", name), self.best("jpeg", "smart", name)
+            if centre and smart and smart.rps:
+                rows.append((name, centre, smart, centre.rps / smart.rps))
+        if not rows:
+            return
+        w("### Smart crop against the centre crop (wave 3, part 2)")
+        w("")
+        w(f"Cold (a new `?n=` per request: fetched, decoded, detected, cropped, encoded every time), thumbor's URL "
+          f"grammar on both servers: `/unsafe/{SMART_SIZE}x{SMART_SIZE}/[smart/]filters:quality({QUALITY})/SOURCE` "
+          f"with SOURCE {os.path.basename(self.args.smart_image)} ({self.args.smart_note}); thumbor with "
+          f"DETECTORS = face, then feature detector. Cost = the centre crop's req/s over the smart one's, with the same "
+          f"{self.connections} connections.")
+        w("")
+        w("| Server | centre req/s | smart req/s | smart / centre cost | p50 centre / smart | Target | Met |")
+        w("| --- | ---: | ---: | ---: | ---: | --- | --- |")
+        for name, centre, smart, cost in rows:
+            met = ("met" if cost <= 1.3 else "**not met**") if name == "magpie" else "–"
+            w(f"| {name} | {centre.rps:,.1f} | {smart.rps:,.1f} | {cost:.2f}× | {centre.p50:.1f} / {smart.p50:.1f} ms | "
+              f"{'≤ 1.3×' if name == 'magpie' else '(for scale)'} | {met} |")
+        w("")
 
     def run_soak(self):
         a = self.args
@@ -984,6 +1070,7 @@ http {{
         elif self.args.magpie and self.args.soak_minutes > 0:
             w("Soak: not run (magpie failed earlier).")
             w("")
+        self.smart_report(w)
         for note in self.notes:
             w(f"Note: {note}.")
         if self.notes:
@@ -1030,6 +1117,8 @@ def main():
     parser.add_argument("--max-rate", type=int, default=600,
                         help="cold requests per second a server could possibly reach (sizes the path lists)")
     parser.add_argument("--command", default="scripts/bench-serve")
+    parser.add_argument("--smart-image", default="", help="a 12 MP JPEG for the smart-against-centre cells (none: skipped)")
+    parser.add_argument("--smart-note", default="", help="what the smart image is, for the report")
     parser.add_argument("--thumbor-version", default="")
     parser.add_argument("--pillow-version", default="")
     parser.add_argument("--nginx-version", default="")
