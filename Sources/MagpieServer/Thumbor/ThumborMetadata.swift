@@ -54,7 +54,7 @@ struct ThumborMetadata {
     /// The image URL as thumbor keeps it: without the `http://` its loader adds.
     private var urlText: String {
         switch url {
-        case .remote(let remote): remote.absoluteString
+        case .remote(let remote): PercentDecoding.lenient(remote.absoluteString) ?? remote.absoluteString
         case .local(let path): "local://" + path
         }
     }

@@ -50,7 +50,7 @@ public struct HistogramEqualizationProcessor: ImageProcessor {
             var cumulative = 0
             return histogram.map { count in
                 cumulative += count
-                return UInt8(Double(cumulative - minimum) / Double(area - minimum) * 255)
+                return UInt8(Double(max(0, cumulative - minimum)) / Double(area - minimum) * 255)
             }
         }
     }

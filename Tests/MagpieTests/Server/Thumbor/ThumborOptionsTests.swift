@@ -127,4 +127,88 @@ struct ThumborOptionsTests {
     func urlsThatMeanDifferentResultsNeverShareAKey(a: String, b: String) throws {
         #expect(try Self.parse(a).options.normalized != Self.parse(b).options.normalized)
     }
+
+    // MARK: the filters added in part 2's second step
+
+    static let point = ToneCurveProcessor.Point.init(x:y:)
+
+    @Test(arguments: [
+        ("contrast(30)", ThumborFilter.contrast(30)), ("contrast(-100)", .contrast(-100)),
+        ("rgb(10,-20,100)", .rgb(red: 10, green: -20, blue: 100)), ("saturation(1.5)", .saturation(1.5)),
+        ("saturation(-.5)", .saturation(-0.5)), ("noise(30)", .noise(amount: 30, seed: 0)), ("noise(30,7)", .noise(amount: 30, seed: 7)),
+        ("equalize()", .equalize),
+        ("curve([(0,0),(128,200),(255,255)],[],[(0,10),(255,245)],[])",
+         .curve(all: [point(0, 0), point(128, 200), point(255, 255)], red: [], green: [point(0, 10), point(255, 245)], blue: [])),
+        ("convolution(1;2;1;2;4;2;1;2;1,3,false)", .convolution(kernel: [1, 2, 1, 2, 4, 2, 1, 2, 1], columns: 3, normalize: false)),
+        ("convolution(-1;0;1,3)", .convolution(kernel: [-1, 0, 1], columns: 3, normalize: true)),
+        ("focal(10x20:110x220)", .focal(ThumborOptions.Box(left: 10, top: 20, right: 110, bottom: 220))),
+        ("autojpg()", .autoJPG(true)), ("autojpg(false)", .autoJPG(false)), ("max_age(60)", .maxAge(60)),
+        ("fill(blur)", .fillBlur(fillTransparent: false)), ("fill(auto,true)", .fillAuto(fillTransparent: true)),
+    ])
+    func eachNewFilterReadsItsArguments(call: String, expected: ThumborFilter) throws {
+        #expect(try Self.thumbor("/unsafe/filters:\(call)/e.com/a.jpg").filters == [expected], "\(call)")
+    }
+
+    @Test func watermarkReadsThumborsPositionsAlphaAndRatios() throws {
+        let options = try Self.thumbor("/unsafe/filters:watermark(wm.example/mark.png,-10,20p,40,30,none):quality(80)/e.com/a.jpg")
+        let mark = try #require(options.filters.first.flatMap { if case .watermark(let mark) = $0 { mark } else { nil } })
+        #expect(mark.url == "wm.example/mark.png" && mark.x == .pixels(10, fromFarEdge: true) && mark.y == .percent(20, fromFarEdge: false))
+        #expect(mark.alpha == 40 && mark.widthRatio == 0.3 && mark.heightRatio == nil)
+        #expect(options.watermarkURLs == ["wm.example/mark.png"])
+        let quoted = try Self.thumbor("/unsafe/filters:watermark('https://wm.example/a,b.png',center,repeat,0)/e.com/a.jpg")
+        #expect(quoted.watermarkURLs == ["https://wm.example/a,b.png"], "a quoted URL may hold commas; the quotes go")
+    }
+
+    @Test func extractFocalLoadsTheInnerImageWholeWithItsCropAsTheFocalRegion() throws {
+        let request = try Self.parse("/unsafe/300x200/filters:extract_focal()/thumbor.example/unsafe/100x150:300x400/origin.example/a.jpg")
+        #expect(request.source == .remote(URL(string: "http://origin.example/a.jpg")!))
+        #expect(request.options.thumbor?.filters == [.focal(ThumborOptions.Box(left: 100, top: 150, right: 300, bottom: 400))])
+        let plain = try Self.parse("/unsafe/300x200/filters:extract_focal()/origin.example/a.jpg")
+        #expect(plain.source == .remote(URL(string: "http://origin.example/a.jpg")!) && plain.options.thumbor?.filters == [],
+                "no inner thumbor URL with a crop: nothing to extract, as in thumbor")
+    }
+
+    @Test func metaIsReadAndNeverSharesTheImagesKey() throws {
+        let meta = try Self.parse("/unsafe/meta/300x200/smart/e.com/a.jpg")
+        #expect(meta.options.thumbor?.meta == true && meta.options.thumbor?.smart == true)
+        #expect(meta.options.normalized != (try Self.parse("/unsafe/300x200/smart/e.com/a.jpg")).options.normalized)
+    }
+
+    @Test(arguments: [
+        ("contrast(x)", "contrast"), ("contrast(101)", "contrast"), ("rgb(1,2)", "rgb"), ("rgb(1,2,300)", "rgb"),
+        ("saturation(much)", "saturation"), ("noise(101)", "noise"), ("noise(-1)", "noise"), ("equalize(1)", "equalize"),
+        ("curve([(0,0)],[],[])", "curve"), ("curve([(0,0),(300,1)],[],[],[])", "curve"), ("curve([(9,0),(3,1)],[],[],[])", "curve"),
+        ("convolution(1;2;1;2,2)", "convolution"), ("convolution(1;x;1,3)", "convolution"), ("convolution(1;1;1,0)", "convolution"),
+        ("watermark(a.png,10,10)", "watermark"), ("watermark(a.png,left,10,50)", "watermark"), ("watermark(a.png,1,1,101)", "watermark"),
+        ("watermark(a.png,1,1,10,200,none)", "watermark"), ("focal(10x10)", "focal"), ("focal(ax1:2x3)", "focal"),
+        ("autojpg(maybe)", "autojpg"), ("max_age(-5)", "max_age"), ("max_age()", "max_age"), ("fill(blur,perhaps)", "fill"),
+    ])
+    func badArgumentsOfTheNewFiltersAre400sNamingTheFilter(call: String, name: String) throws {
+        let error = try Self.refused("/unsafe/filters:\(call)/e.com/a.jpg")
+        #expect(error.status == 400)
+        #expect(error.message.contains("(\(name))"), "\(error.message)")
+    }
+
+    @Test(arguments: [
+        ("contrast(10)", "contrast(20)"), ("rgb(10,0,0)", "rgb(0,10,0)"), ("saturation(0.5)", "saturation(1.5)"),
+        ("noise(10)", "noise(20)"), ("noise(10,1)", "noise(10,2)"), ("equalize()", "grayscale()"),
+        ("curve([(0,0),(255,255)],[],[],[])", "curve([(0,0),(255,200)],[],[],[])"),
+        ("curve([],[(0,0),(255,255)],[],[])", "curve([],[],[(0,0),(255,255)],[])"),
+        ("convolution(1;2;1,3,true)", "convolution(1;2;1,3,false)"), ("convolution(1;2;1,3)", "convolution(1;2;1,1)"),
+        ("watermark(a.png,1,1,0)", "watermark(b.png,1,1,0)"), ("watermark(a.png,1,1,0)", "watermark(a.png,-1,1,0)"),
+        ("watermark(a.png,1,1,0)", "watermark(a.png,1,1,10)"), ("watermark(a.png,1,1,0,20)", "watermark(a.png,1,1,0,30)"),
+        ("focal(0x0:10x10)", "focal(0x0:20x10)"), ("autojpg()", "autojpg(false)"), ("fill(blur)", "fill(auto)"),
+        ("fill(blur)", "fill(blur,true)"), ("fill(auto)", "fill(black)"),
+    ])
+    func eachNewFiltersArgumentsChangeTheKey(a: String, b: String) throws {
+        let first = try Self.parse("/unsafe/300x200/filters:\(a)/e.com/a.jpg").options.normalized
+        #expect(first != (try Self.parse("/unsafe/300x200/filters:\(b)/e.com/a.jpg")).options.normalized, "\(a) vs \(b)")
+        #expect(first != (try Self.parse("/unsafe/300x200/e.com/a.jpg")).options.normalized, "\(a) vs none")
+    }
+
+    @Test func maxAgeSetsTheAnswersLifetimeButNotTheImagesKey() throws {
+        let aged = try Self.parse("/unsafe/300x200/filters:max_age(60)/e.com/a.jpg")
+        #expect(aged.options.thumbor?.maxAge == 60)
+        #expect(aged.options.normalized == (try Self.parse("/unsafe/300x200/e.com/a.jpg")).options.normalized, "same bytes, one entry")
+    }
 }
