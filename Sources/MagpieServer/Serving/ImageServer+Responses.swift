@@ -13,7 +13,7 @@ extension ImageServer {
             ("Content-Type", image.format.mimeType),
             ("Content-Length", String(image.data.count)),
             ("Cache-Control", image.isProvisional ? "public, max-age=\(configuration.errorMaxAge.components.seconds)"
-                : parsed.request.options.expires == nil ? resultCacheControl : expiringCacheControl(parsed)),
+                : thumborCacheControl(parsed) ?? (parsed.request.options.expires == nil ? resultCacheControl : expiringCacheControl(parsed))),
             ("Content-Disposition", parsed.contentDisposition(format: image.format)),
         ]
         if configuration.sendsETag { headers.append(("ETag", image.etag)) }

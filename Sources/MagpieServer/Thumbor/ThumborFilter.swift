@@ -153,6 +153,8 @@ public enum ThumborFilter: Sendable, Hashable {
     static func parseList(_ text: Substring) throws(ServeRequestError) -> [ThumborFilter] {
         // thumbor splits on "):" and nothing else: an argument may hold ":" (a URL) but not "):".
         var filters: [ThumborFilter] = []
+        // thumbor reads its path percent-decoded (tornado decodes it): `[`, `(` or a watermark's URL may come escaped.
+        let text = PercentDecoding.lenient(text).map { Substring($0) } ?? text
         for piece in splitCalls(text) where !piece.isEmpty {
             let call = piece.hasSuffix(")") ? String(piece) : piece + ")"
             guard let open = call.firstIndex(of: "(") else { continue }  // no call: thumbor matches no filter either

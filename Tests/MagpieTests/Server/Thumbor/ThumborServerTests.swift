@@ -92,4 +92,78 @@ struct ThumborServerTests {
             #expect(try await fixture.request(Self.unsafe(fixture, "fit-in/100x100/filters:blur(x)")).status == 400)
         }
     }
+
+    @Test func maxAgeSetsCacheControlAndSharesTheImage() async throws {
+        try await Self.with { fixture in
+            let plain = try await fixture.request(Self.unsafe(fixture, "100x100"))
+            let aged = try await fixture.request(Self.unsafe(fixture, "100x100/filters:max_age(60)"))
+            #expect(aged.status == 200 && aged.header("Cache-Control") == "public, max-age=60")
+            #expect(plain.header("Cache-Control") != "public, max-age=60")
+            #expect(aged.body == plain.body && aged.header("X-Magpie-Cache") == "memory", "same bytes, one cache entry")
+        }
+    }
+
+    @Test func metaAnswersThumborsJSONAndNeverTheImagesEntry() async throws {
+        try await Self.with { fixture in
+            let meta = try await fixture.request(Self.unsafe(fixture, "meta/300x200"))
+            #expect(meta.status == 200 && meta.header("Content-Type") == "application/json", "\(meta.text)")
+            let json = try #require(try JSONSerialization.jsonObject(with: meta.body) as? [String: Any])
+            let thumbor = try #require(json["thumbor"] as? [String: Any])
+            let source = try #require(thumbor["source"] as? [String: Any])
+            #expect(source["width"] as? Int == 300 && source["height"] as? Int == 200 && source["frameCount"] as? Int == 1)
+            #expect((source["url"] as? String)?.hasSuffix("/img/large.png") == true)
+            let operations = try #require(thumbor["operations"] as? [[String: Any]])
+            #expect(operations.map { $0["type"] as? String } == ["crop", "resize"])
+            #expect(operations.first?["top"] as? Int == 16 && operations.first?["bottom"] as? Int == 283, "thumbor's crop of 400×300")
+            let target = try #require(thumbor["target"] as? [String: Any])
+            #expect(target["width"] as? Double == 300 && target["height"] as? Double == 200)
+            #expect((thumbor["focal_points"] as? [[String: Any]])?.first?["origin"] as? String == "alignment")
+            // The image of the same URL without meta/ is an image, and a second meta answer is JSON again.
+            let image = try await fixture.request(Self.unsafe(fixture, "300x200"))
+            #expect(image.header("Content-Type") == "image/png")
+            let again = try await fixture.request(Self.unsafe(fixture, "meta/300x200"))
+            #expect(again.header("Content-Type") == "application/json" && again.body == meta.body)
+            let fitted = try await fixture.request(Self.unsafe(fixture, "meta/fit-in/-100x100/filters:focal(10x10:50x50)"))
+            #expect(fitted.text.contains(#""operations": [{"type": "resize", "width": 100.0, "height": 75}, {"type": "flip_horizontally"}]"#),
+                    "\(fitted.text)")
+            #expect(fitted.text.contains(#"{"x": 30, "y": 30, "z": 1600, "height": 40, "width": 40, "origin": "Explicit"}"#))
+        }
+    }
+
+    @Test func watermarkIsFetchedFromItsURLUnderTheSourceRules() async throws {
+        try await Self.with { fixture in
+            let mark = fixture.origin.url("/img/large.jpg")
+            let plain = try ImageCoderRegistry.shared.decode(try await fixture.request(Self.unsafe(fixture, "200x150")).body)
+            let answer = try await fixture.request(Self.unsafe(fixture, "200x150/filters:watermark(\(mark),0,0,0,25,none)"))
+            #expect(answer.status == 200, "\(answer.text)")
+            let marked = try ImageCoderRegistry.shared.decode(answer.body)
+            #expect(marked.pixelSize == PixelSize(width: 200, height: 150))
+            // The watermark (the 400×300 gradient fitted into 50 px wide) sits in the top-left corner, not elsewhere.
+            #expect(marked.pixels[45, 30] != plain.pixels[45, 30] && marked.pixels[150, 100] == plain.pixels[150, 100])
+            let missing = try await fixture.request(Self.unsafe(fixture, "200x150/filters:watermark(\(fixture.origin.url("/img/none.png")),0,0,0)"))
+            #expect(missing.status >= 400 && missing.text.contains("watermark"), "\(missing.status) \(missing.text)")
+        }
+        try await ServerFixture.with(extraAssets: Self.assets, configure: {
+            $0.allowsUnsigned = true
+            $0.allowedSourcePrefixes = ["http://only.example/"]
+        }) { fixture in
+            let answer = try await fixture.request("/unsafe/filters:watermark(http://elsewhere.example/w.png,0,0,0)/only.example/a.png")
+            #expect(answer.status == 403, "\(answer.text)")
+        }
+    }
+
+    @Test func theNewFiltersAreServedAndAutojpgTurnsAnOpaquePNGIntoJPEG() async throws {
+        try await Self.with { fixture in
+            for filter in ["contrast(40)", "rgb(10,0,-10)", "saturation(0.5)", "noise(20)", "equalize()", "curve(%5B(0,0),(255,200)%5D,%5B%5D,%5B%5D,%5B%5D)",
+                           "convolution(1;2;1,3)", "fill(blur)", "fill(auto)"] {
+                let answer = try await fixture.request(Self.unsafe(fixture, "fit-in/150x150/filters:\(filter)"))
+                #expect(answer.status == 200, "\(filter): \(answer.text)")
+            }
+            let noisy = try await fixture.request(Self.unsafe(fixture, "100x100/filters:noise(30,3)"))
+            let fresh = try await fixture.request(Self.unsafe(fixture, "100x100/filters:noise(30,3):quality(80)"))
+            #expect(noisy.body == fresh.body, "seeded noise: the same pixels")
+            let jpeg = try await fixture.request(Self.unsafe(fixture, "100x100/filters:autojpg()"))
+            #expect(jpeg.header("Content-Type") == "image/jpeg")
+        }
+    }
 }
