@@ -98,7 +98,7 @@ struct ServeCommand: AsyncParsableCommand {
     var enforceWebp = false
     @Flag(name: .customLong("no-etag"), help: "Send no ETag (imgproxy's IMGPROXY_USE_ETAG=false).") var noETag = false
     @Option(help: "Watermark image (a file or an http(s) URL, read once) for imgproxy's watermark option.") var watermark: String?
-    @Option(name: .customLong("face-model"), help: "OpenCV cascade model smart crops look for faces with, or none (default: opencv-data's haarcascade_frontalface_alt.xml).")
+    @Option(name: .customLong("face-model"), help: "OpenCV cascade model smart crops look for faces with, or none (default: opencv-data's lbpcascade_frontalface.xml; thumbor's is haarcascade_frontalface_alt.xml).")
     var faceModel: String?
     @Option(name: .customLong("face-budget"), help: "Seconds a smart crop waits for face detection before it uses attention (default 0.3).")
     var faceBudget: Double?

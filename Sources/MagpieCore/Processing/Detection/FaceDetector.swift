@@ -9,8 +9,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Finds frontal faces with OpenCV's Haar cascade classifier, the model and settings thumbor's face detector uses, for
-/// smart cropping (``SmartCropping``, ``GravityCropProcessor``, `magpie serve`'s thumbor `smart` and imgproxy `g:sm`).
+/// Finds frontal faces with an OpenCV cascade classifier at thumbor's settings, for smart cropping (``SmartCropping``, ``GravityCropProcessor``, `magpie serve`'s thumbor `smart` and imgproxy `g:sm`).
 ///
 /// It looks at a grey copy shrunk to ``Configuration/detectionSize``, answers each face as a region weighted by its area
 /// and raised by a hair margin (as thumbor does), and keeps the answer per input (``focalRegions(in:sourceKey:)``
@@ -23,7 +22,9 @@ import Foundation
 public final class FaceDetector: FocalPointDetecting, Sendable {
     /// How faces are looked for.
     public struct Configuration: Sendable, Hashable {
-        /// The cascade model: OpenCV's `haarcascade_frontalface_alt.xml` (Debian's `opencv-data`) by default.
+        /// The cascade model: OpenCV's LBP frontal face cascade (Debian's `opencv-data`) by default, which on the
+        /// 256-pixel copy costs a few milliseconds where thumbor's Haar model (`haarcascade_frontalface_alt.xml`, beside
+        /// it) costs five times more for boxes within a few pixels of it (docs/BENCHMARKS.md).
         public var modelPath: String
         /// The longest side of the grey copy examined, in pixels; a larger image is shrunk to it first.
         public var detectionSize: Int
@@ -39,11 +40,13 @@ public final class FaceDetector: FocalPointDetecting, Sendable {
         public var hairMargin: Double
 
         /// Where Debian's `opencv-data` puts the default model.
-        public static let defaultModelPath = "/usr/share/opencv4/haarcascades/haarcascade_frontalface_alt.xml"
+        public static let defaultModelPath = "/usr/share/opencv4/lbpcascades/lbpcascade_frontalface.xml"
+        /// thumbor's own model, where Debian's `opencv-data` puts it.
+        public static let thumborModelPath = "/usr/share/opencv4/haarcascades/haarcascade_frontalface_alt.xml"
 
-        /// thumbor's settings, on a copy of at most 640 pixels, with a 300 ms budget.
+        /// thumbor's settings, on a copy of at most 256 pixels, with a 300 ms budget.
         public init(
-            modelPath: String = Configuration.defaultModelPath, detectionSize: Int = 640, budget: Duration = .milliseconds(300),
+            modelPath: String = Configuration.defaultModelPath, detectionSize: Int = 256, budget: Duration = .milliseconds(300),
             cacheCapacity: Int = 1024, scaleFactor: Double = 1.2, minimumNeighbors: Int = 4, hairMargin: Double = 0.12
         ) {
             self.modelPath = modelPath
@@ -135,8 +138,8 @@ public final class FaceDetector: FocalPointDetecting, Sendable {
     }
 
     /// The faces in `image`. With a `sourceKey` (the source's cache key and what was done to it before), the answer
-    /// is kept for that source and the image's shape, so the same photo decoded at another scale is not examined
-    /// again; without one, by the exact digest of the examined copy.
+    /// is kept for that source and the image's aspect ratio, so the same photo decoded at another scale is not
+    /// examined again; without one, by the exact digest of the examined copy.
     ///
     /// - Throws: ``MagpieError/ProcessingFailureReason/detectionOverBudget(detector:budget:)`` or
     ///   ``MagpieError/ProcessingFailureReason/detectionFailed(detector:message:)``.
@@ -147,7 +150,7 @@ public final class FaceDetector: FocalPointDetecting, Sendable {
             return []
         }
         let input = GreyCopy(image.pixels, longestSide: configuration.detectionSize)
-        let key = sourceKey.map { "\($0)|\(input.shape)" } ?? input.digest
+        let key = sourceKey.map { "\($0)|\(input.aspect)" } ?? input.digest
         func finished(_ outcome: Report.Outcome) { report(Report(outcome: outcome, duration: ContinuousClock.now - start)) }
         let flight: FocalRegionCache.Flight
         var outcome = Report.Outcome.cached
@@ -262,7 +265,7 @@ private final class Model: @unchecked Sendable {
 }
 
 /// The copy a detector examines: grey as PIL's "L" mode (ITU-R 601 luma, alpha ignored, as thumbor converts),
-/// box-averaged to at most `longestSide`; its digest, and a coarse shape that tells crops of one source apart.
+/// box-averaged to at most `longestSide`; its digest, and its aspect ratio.
 struct GreyCopy: Sendable {
     let width: Int
     let height: Int
@@ -302,21 +305,10 @@ struct GreyCopy: Sendable {
         return "grey:" + lowercaseHex(Array(hash.finalize()))
     }
 
-    /// The aspect ratio to two places and a 6 × 6 grid of mean greys in eight levels: the same photo decoded at
-    /// another scale gives the same shape (a different crop of it almost never does, and then costs one detection).
-    var shape: String {
-        let cells = 6
-        var sums = [Int](repeating: 0, count: cells * cells), counts = sums
-        for y in 0..<height {
-            for x in 0..<width {
-                let cell = (y * cells / height) * cells + x * cells / width
-                sums[cell] += Int(grey[y * width + x])
-                counts[cell] += 1
-            }
-        }
-        let levels = zip(sums, counts).map { String(($0.0 / max($0.1, 1)) / 32) }.joined()
-        let aspect = (Double(width) / Double(height) * 100).rounded() / 100
-        return "\(aspect):\(levels)"
+    /// The aspect ratio to two places: with the source's key (which names what was done to the source before), the
+    /// same photo decoded at another scale gives the same text, and needs no second detection.
+    var aspect: String {
+        String((Double(width) / Double(height) * 100).rounded() / 100)
     }
 }
 
