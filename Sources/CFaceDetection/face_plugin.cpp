@@ -33,6 +33,13 @@ extern "C" void *mg_face_plugin_open(const char *model_path, char *message, size
         return nullptr;
     }
     try {
+        // One thread per detection: a 256-pixel copy takes milliseconds, and the callers (a server's workers) already
+        // keep every core busy, so OpenCV's own pool would add hand-offs, not speed. Process-wide; set before any use.
+        static const bool single_threaded = [] {
+            cv::setNumThreads(1);
+            return true;
+        }();
+        (void)single_threaded;
         auto *detector = new Detector();
         if (!detector->classifier.load(model_path) || detector->classifier.empty()) {
             delete detector;

@@ -195,9 +195,16 @@ public struct ThumborProcessor: ImageProcessor {
         /// centre of mass is; with `smart` and no `focal()` region, what detection or attention finds.
         mutating func focalPoint(crop: PixelSize) throws -> (x: Double, y: Double) {
             if options.smart, !explicitFocus {
-                let point = SmartCropping.focusPoint(in: image.pixels, crop: crop, detector: processor.detector)
-                let focus = ((point.x * Double(image.width)).rounded(.down), (point.y * Double(image.height)).rounded(.down))
-                trace.focalPoints = [.init(x: Int(focus.0), y: Int(focus.1), weight: .float(1), width: 1, height: 1, origin: "detection")]
+                let found = SmartCropping.focus(in: image.pixels, crop: crop, detector: processor.detector)
+                let focus = ((found.x * Double(image.width)).rounded(.down), (found.y * Double(image.height)).rounded(.down))
+                // Each face as thumbor lists it (its centre, weighted by its area); attention's peak as one point.
+                trace.focalPoints = found.regions.isEmpty
+                    ? [.init(x: Int(focus.0), y: Int(focus.1), weight: .float(1), width: 1, height: 1, origin: "detection")]
+                    : found.regions.map { region in
+                        .init(x: Int(region.x + region.width / 2), y: Int(region.y + region.height / 2),
+                              weight: .int(Int(region.width) * Int(region.height)), width: Int(region.width), height: Int(region.height),
+                              origin: "Face Detection")
+                    }
                 return focus
             }
             var total = (weight: 0.0, x: 0.0, y: 0.0)

@@ -13,17 +13,35 @@ import Glibc
 /// distance of the normalised XYZ colour from a typical skin's) and colourfulness (CIELAB a*) where lightness is above
 /// 5, summed, blurred at a scale proportional to the crop, and the crop centred on the maximum, kept inside the image.
 public enum SmartCropping {
+    /// Where a smart crop centres, and why.
+    public struct Focus: Sendable, Equatable {
+        /// Across, as a fraction of the width.
+        public var x: Double
+        /// Down, as a fraction of the height.
+        public var y: Double
+        /// The detector's regions it is the weighted centre of; empty when attention (or the centre) decided.
+        public var regions: [FocalRegion]
+    }
+
     /// The focus point for a crop of `crop` out of `image`, as fractions of its width and height.
     public static func focusPoint(in image: PixelBuffer, crop: PixelSize, detector: (any FocalPointDetecting)? = nil) -> (x: Double, y: Double) {
+        let focus = focus(in: image, crop: crop, detector: detector)
+        return (focus.x, focus.y)
+    }
+
+    /// The focus for a crop of `crop` out of `image`: the weighted centre of the detector's regions when it finds any
+    /// (a throw counts as none), else attention's peak.
+    public static func focus(in image: PixelBuffer, crop: PixelSize, detector: (any FocalPointDetecting)? = nil) -> Focus {
         if let detector, let regions = try? detector.focalRegions(in: Image(pixels: image)), !regions.isEmpty {
             let total = regions.reduce(0) { $0 + max($1.weight, 0) }
             if total > 0 {
                 let x = regions.reduce(0) { $0 + ($1.x + $1.width / 2) * max($1.weight, 0) } / total
                 let y = regions.reduce(0) { $0 + ($1.y + $1.height / 2) * max($1.weight, 0) } / total
-                return (min(max(x / Double(image.width), 0), 1), min(max(y / Double(image.height), 0), 1))
+                return Focus(x: min(max(x / Double(image.width), 0), 1), y: min(max(y / Double(image.height), 0), 1), regions: regions)
             }
         }
-        return attentionPoint(in: image, crop: crop)
+        let point = attentionPoint(in: image, crop: crop)
+        return Focus(x: point.x, y: point.y, regions: [])
     }
 
     /// The gravity placing a crop of `crop` inside `image` around its focus point.

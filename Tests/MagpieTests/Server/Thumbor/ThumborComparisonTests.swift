@@ -69,7 +69,7 @@ enum ThumborComparison {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let json = folder.appendingPathComponent("rows.json"), log = folder.appendingPathComponent("stderr.txt")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", root.appendingPathComponent("scripts/thumbor-compare").path,
