@@ -119,6 +119,12 @@ struct FaceDetectorTests {
         #expect(recorder.recorded == [.unavailable])
     }
 
+    @Test(arguments: [(1, 1), (3, 500), (500, 3), (19, 19), (40, 25)])
+    func imagesTooSmallForAFaceAnswerNone(width: Int, height: Int) throws {
+        let tiny = Image(pixels: try TestImages.gradient(width: width, height: height))
+        #expect(try FaceDetector().focalRegions(in: tiny).isEmpty)
+    }
+
     @Test func aFlatImageIsCroppedAtItsCentre() throws {
         let flat = try PixelBuffer(width: 90, height: 60, fill: RGBAColor(red: 40, green: 90, blue: 200))
         let point = SmartCropping.focusPoint(in: flat, crop: PixelSize(width: 30, height: 30))
