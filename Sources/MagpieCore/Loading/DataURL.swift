@@ -44,7 +44,7 @@ public struct DataURLImageDataProvider: ImageDataProvider {
         var payload = text[header.payloadStart...]
         // The fragment is not part of the data (as in browsers).
         if let hash = payload.utf8.firstIndex(of: UInt8(ascii: "#")) { payload = payload[..<hash] }
-        guard let bytes = Self.percentDecoded(payload.utf8) else { throw Self.malformed(text) }
+        guard let bytes = PercentDecoding.strictBytes(payload) else { throw Self.malformed(text) }
         guard header.isBase64 else { return Data(bytes) }
         guard let data = Base64ImageDataProvider.decode(bytes) else { throw Self.malformed(text) }
         return data
@@ -65,28 +65,6 @@ public struct DataURLImageDataProvider: ImageDataProvider {
             throw malformed(text)
         }
         return (type, isBase64, text.index(after: comma))
-    }
-
-    /// The bytes with `%XX` escapes decoded; nil for a `%` not followed by two hex digits.
-    private static func percentDecoded(_ text: Substring.UTF8View) -> [UInt8]? {
-        var result: [UInt8] = []
-        result.reserveCapacity(text.count)
-        var iterator = text.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else { result.append(byte); continue }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
-            result.append(high << 4 | low)
-        }
-        return result
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     /// The error for a malformed URL, quoting only its start: a data URL can be megabytes long.

@@ -1,5 +1,6 @@
 import Crypto
 import Magpie
+import MagpieCore
 
 /// Signs and verifies image URL paths the way imgproxy does, so existing signing code in any language works.
 ///
@@ -82,18 +83,13 @@ public struct ImageURLSigner: Sendable {
     }
 
     private static func bytes(hex text: String, which: String) throws(InvalidKey) -> [UInt8] {
-        let digits = Array(text.utf8)
-        guard digits.count.isMultiple(of: 2) else { throw InvalidKey(which: which, problem: "odd number of hex digits") }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        var index = 0
-        while index < digits.count {
-            guard let high = digits[index].hexDigitValue, let low = digits[index + 1].hexDigitValue else {
-                throw InvalidKey(which: which, problem: "not hex (character \(index + 1) or \(index + 2))")
+        do {
+            return try MagpieCore.bytes(fromHex: text)
+        } catch {
+            switch error {
+            case .oddLength: throw InvalidKey(which: which, problem: "odd number of hex digits")
+            case .notHex(let offset): throw InvalidKey(which: which, problem: "not hex (character \(offset + 1) or \(offset + 2))")
             }
-            bytes.append(high << 4 | low)
-            index += 2
         }
-        return bytes
     }
 }

@@ -1,4 +1,4 @@
-/// `%XX` decoding for the parts of URLs: an image server's paths, the paths the network guard compares.
+/// `%XX` decoding, the one in Magpie: an image server's paths, the paths the network guard compares, `data:` URLs.
 package enum PercentDecoding {
     /// `text` with every `%XX` decoded once; nil for a `%` not followed by two hex digits or for bytes that are not
     /// UTF-8.
@@ -10,6 +10,12 @@ package enum PercentDecoding {
     /// `round:50%` and one written by a URL encoder as `round:50%25` mean the same; nil for bytes that are not UTF-8.
     package static func lenient(_ text: some StringProtocol) -> String? {
         decode(text, lenient: true)
+    }
+
+    /// The bytes of `text` with every `%XX` decoded once, whether or not they are UTF-8; nil for a `%` not followed by
+    /// two hex digits.
+    package static func strictBytes(_ text: some StringProtocol) -> [UInt8]? {
+        decodedBytes(text, lenient: false)
     }
 
     /// The bytes of `text` with every valid `%XX` decoded once and any other `%` kept, whether or not they are UTF-8.
@@ -41,17 +47,5 @@ package enum PercentDecoding {
             index += 1
         }
         return output
-    }
-}
-
-extension UInt8 {
-    /// The value of this ASCII hex digit (either case); nil for any other byte.
-    package var hexDigitValue: UInt8? {
-        switch self {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): self - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): self - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): self - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
