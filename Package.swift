@@ -114,6 +114,8 @@ let package = Package(
         .target(
             name: "MagpieOrigin",
             dependencies: [
+                // HTTPDate: one HTTP-date parser for the pipeline and the origin's If-Modified-Since.
+                "MagpieCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

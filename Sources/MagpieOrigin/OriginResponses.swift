@@ -1,4 +1,5 @@
 import Hummingbird
+import MagpieCore
 
 /// Routes whose responses are complete and well formed: assets, revalidation, HTML, status codes, redirects.
 extension OriginRoutes {
@@ -160,9 +161,7 @@ extension OriginRoutes {
             return false
         }
         if ifModifiedSince == lastModified { return true }
-        guard let since = HTTPDate.secondsSince1970(ifModifiedSince),
-            let modified = HTTPDate.secondsSince1970(lastModified)
-        else { return false }
+        guard let since = HTTPDate.parse(ifModifiedSince), let modified = HTTPDate.parse(lastModified) else { return false }
         return since >= modified
     }
 
