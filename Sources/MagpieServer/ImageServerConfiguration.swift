@@ -78,6 +78,8 @@ public struct ImageServerConfiguration: Sendable {
     /// the size of the copy examined and the time budget per image. nil looks for none. A crop whose detection passed the
     /// budget uses attention and is answered but not kept, so a later request gets the faces.
     public var faceDetection: FaceDetector.Configuration? = FaceDetector.Configuration()
+    /// Runs before each face detection, on its thread: the tests hold a detection past its budget with it.
+    package var beforeFaceDetection: (@Sendable () -> Void)?
     /// Serve the page at `/` that builds signed URLs (development only: it signs with the first key).
     public var developmentPage = false
     /// Log one line per image request (request id, client, method, path without the signature, status, bytes, ms,

@@ -120,7 +120,9 @@ public final class ImageServer: Sendable {
         admission = JobAdmission(workers: configuration.workers, queueLength: configuration.effectiveQueueLength, deadlines: deadlines)
         let metrics = ServerMetrics()
         self.metrics = metrics
-        faceDetector = configuration.faceDetection.map { FaceDetector(configuration: $0, report: { metrics.faceDetection($0) }) }
+        faceDetector = configuration.faceDetection.map {
+            FaceDetector(configuration: $0, report: { metrics.faceDetection($0) }, beforeDetection: configuration.beforeFaceDetection)
+        }
         if configuration.allowsUnsigned {
             logger.warning("unsigned URLs are accepted (--insecure-unsigned): anyone can make this server fetch and process")
         }

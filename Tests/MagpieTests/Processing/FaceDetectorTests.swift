@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Synchronization
 import Testing
@@ -20,10 +21,13 @@ struct FaceDetectorTests {
     /// it within a few pixels of that (170, 64, 102 × 102, in the original's pixels).
     static let face = (x: 172.0, y: 62.0, side: 104.0)
 
+    /// Settings whose budget no loaded machine reaches: only the budget's own test depends on time.
+    static let patient = FaceDetector.Configuration(budget: .seconds(120))
+
     /// A detector that records each call's outcome.
     final class Recorder: Sendable {
         let outcomes = Mutex<[FaceDetector.Report.Outcome]>([])
-        func detector(_ configuration: FaceDetector.Configuration = .init()) -> FaceDetector {
+        func detector(_ configuration: FaceDetector.Configuration = FaceDetectorTests.patient) -> FaceDetector {
             FaceDetector(configuration: configuration) { report in self.outcomes.withLock { $0.append(report.outcome) } }
         }
         var recorded: [FaceDetector.Report.Outcome] { outcomes.withLock { $0 } }
@@ -31,7 +35,7 @@ struct FaceDetectorTests {
 
     @Test func findsThePortraitsFaceWhereOpenCVDoesRaisedByTheHairMargin() throws {
         #expect(Self.astronaut.width == 512)
-        let detector = FaceDetector()
+        let detector = FaceDetector(configuration: Self.patient)
         #expect(detector.isAvailable, "\(detector.unavailableReason ?? "")")
         let regions = try detector.focalRegions(in: Self.astronaut)
         let face = try #require(regions.first)
@@ -43,14 +47,14 @@ struct FaceDetectorTests {
     }
 
     @Test func thumborsHaarModelFindsTheSameFace() throws {
-        let detector = FaceDetector(configuration: FaceDetector.Configuration(modelPath: FaceDetector.Configuration.thumborModelPath, detectionSize: 512))
+        let detector = FaceDetector(configuration: FaceDetector.Configuration(modelPath: FaceDetector.Configuration.thumborModelPath, detectionSize: 512, budget: .seconds(120)))
         let face = try #require(try detector.focalRegions(in: Self.astronaut).first)
         #expect(abs(face.x - Self.face.x) <= 2 && abs(face.width - Self.face.side) <= 2)
         #expect(detector.identifier.hasPrefix("faces(haarcascade_frontalface_alt.xml,512,"))
     }
 
     @Test func aSmartCropKeepsTheFaceWhereAttentionAloneNeedNot() throws {
-        let detector = FaceDetector()
+        let detector = FaceDetector(configuration: Self.patient)
         for size in [PixelSize(width: 160, height: 512), PixelSize(width: 512, height: 180), PixelSize(width: 200, height: 200)] {
             let cropped = try #require(try GravityCropProcessor(size: size, gravity: Gravity(.smart), detector: detector)
                 .process(item: .image(Self.astronaut), context: .default))
@@ -93,18 +97,28 @@ struct FaceDetectorTests {
 
     @Test func aDetectionPastItsBudgetThrowsAndItsAnswerIsKeptForTheNextCall() async throws {
         let recorder = Recorder()
-        let detector = recorder.detector(FaceDetector.Configuration(budget: .zero))
-        #expect(throws: MagpieError.processingFailed(reason: .detectionOverBudget(detector: "faces", budget: .zero))) {
+        // The detection waits until its caller has given up, whatever the machine's load.
+        let callerGaveUp = DispatchSemaphore(value: 0)
+        let budget = Duration.milliseconds(20)
+        let detector = FaceDetector(
+            configuration: FaceDetector.Configuration(budget: budget),
+            report: { report in recorder.outcomes.withLock { $0.append(report.outcome) } },
+            beforeDetection: { callerGaveUp.wait() })
+        #expect(throws: MagpieError.processingFailed(reason: .detectionOverBudget(detector: "faces", budget: budget))) {
             try detector.focalRegions(in: Self.astronaut, sourceKey: "slow")
         }
+        callerGaveUp.signal()
         // The detection went on without its caller.
         for _ in 0..<200 where detector.cachedCount == 0 { try await Task.sleep(for: .milliseconds(25)) }
         #expect(detector.cachedCount == 1)
         #expect(try detector.focalRegions(in: Self.astronaut, sourceKey: "slow").count == 1)
         #expect(recorder.recorded == [.overBudget, .cached])
         // Bound to a source, the fallback is remembered, so a server knows not to keep that crop.
-        let bound = SourceBoundDetector(recorder.detector(FaceDetector.Configuration(budget: .zero)), sourceKey: "slow")
+        let held = DispatchSemaphore(value: 0)
+        let slow = FaceDetector(configuration: FaceDetector.Configuration(budget: budget), report: { _ in }, beforeDetection: { held.wait() })
+        let bound = SourceBoundDetector(slow, sourceKey: "slow")
         _ = SmartCropping.focusPoint(in: Self.astronaut.pixels, crop: PixelSize(width: 100, height: 100), detector: bound)
+        held.signal()
         #expect(bound.didFallBack)
     }
 
@@ -114,7 +128,7 @@ struct FaceDetectorTests {
         #expect(!detector.isAvailable)
         #expect(detector.unavailableReason?.contains("/nonexistent/model.xml") == true)
         #expect(detector.identifier == "faces(unavailable)")
-        #expect(FaceDetector().identifier.hasPrefix("faces(lbpcascade_frontalface.xml,256,"))
+        #expect(FaceDetector(configuration: Self.patient).identifier.hasPrefix("faces(lbpcascade_frontalface.xml,256,"))
         #expect(try detector.focalRegions(in: Self.astronaut).isEmpty)
         #expect(recorder.recorded == [.unavailable])
     }
@@ -122,7 +136,7 @@ struct FaceDetectorTests {
     @Test(arguments: [(1, 1), (3, 500), (500, 3), (19, 19), (40, 25)])
     func imagesTooSmallForAFaceAnswerNone(width: Int, height: Int) throws {
         let tiny = Image(pixels: try TestImages.gradient(width: width, height: height))
-        #expect(try FaceDetector().focalRegions(in: tiny).isEmpty)
+        #expect(try FaceDetector(configuration: Self.patient).focalRegions(in: tiny).isEmpty)
     }
 
     @Test func aFlatImageIsCroppedAtItsCentre() throws {

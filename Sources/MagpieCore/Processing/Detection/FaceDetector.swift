@@ -100,10 +100,19 @@ public final class FaceDetector: FocalPointDetecting, Sendable {
         case unavailable(String)
     }
 
+    /// Runs before each detection on its thread (tests hold a detection past its caller's budget with it).
+    private let beforeDetection: (@Sendable () -> Void)?
+
     /// A detector with `configuration`; `report` is told how every call ended (metrics), on the caller's thread.
-    public init(configuration: Configuration = Configuration(), report: @escaping @Sendable (Report) -> Void = { _ in }) {
+    public convenience init(configuration: Configuration = Configuration(), report: @escaping @Sendable (Report) -> Void = { _ in }) {
+        self.init(configuration: configuration, report: report, beforeDetection: nil)
+    }
+
+    /// A detector whose detections first run `beforeDetection` on their own thread (tests hold one past its budget).
+    package init(configuration: Configuration, report: @escaping @Sendable (Report) -> Void, beforeDetection: (@Sendable () -> Void)?) {
         self.configuration = configuration
         self.report = report
+        self.beforeDetection = beforeDetection
         cache = FocalRegionCache(
             capacity: configuration.cacheCapacity, maximumFlights: 4 * max(ProcessInfo.processInfo.activeProcessorCount, 1))
         engine = Mutex(.unknown)
@@ -168,6 +177,7 @@ public final class FaceDetector: FocalPointDetecting, Sendable {
             outcome = .faces
             let cache = self.cache
             DispatchQueue.global(qos: .userInitiated).async { [self] in
+                beforeDetection?()
                 cache.finish(key, flight: own, with: Result { try detect(input) })
             }
         }

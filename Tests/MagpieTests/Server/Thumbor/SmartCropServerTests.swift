@@ -1,5 +1,7 @@
 import AsyncHTTPClient
+import Dispatch
 import Foundation
+import Synchronization
 import MagpieOrigin
 import MagpieServer
 import Testing
@@ -20,10 +22,13 @@ struct SmartCropServerTests {
         return ["portrait.jpg": OriginAsset(bytes: [UInt8]((try? Data(contentsOf: url)) ?? Data()), contentType: "image/jpeg")]
     }()
 
-    static func with(budget: Duration = .seconds(5), _ body: (ServerFixture) async throws -> Void) async throws {
+    static func with(
+        budget: Duration = .seconds(5), beforeDetection: (@Sendable () -> Void)? = nil, _ body: (ServerFixture) async throws -> Void
+    ) async throws {
         try await ServerFixture.with(extraAssets: assets, configure: {
             $0.allowsUnsigned = true
             $0.faceDetection?.budget = budget
+            $0.beforeFaceDetection = beforeDetection
         }, body)
     }
 
@@ -89,9 +94,15 @@ struct SmartCropServerTests {
     }
 
     @Test func aCropPastItsDetectionBudgetIsAnsweredBrieflyAndNotKept() async throws {
-        try await Self.with(budget: .zero) { fixture in
+        // The first detection waits until its request has been answered, whatever the machine's load.
+        let answered = DispatchSemaphore(value: 0)
+        let isFirstDetection = Mutex(true)
+        try await Self.with(budget: .milliseconds(20), beforeDetection: {
+            if isFirstDetection.withLock({ let was = $0; $0 = false; return was }) { answered.wait() }
+        }) { fixture in
             let path = Self.unsafe(fixture, "150x512/smart")
             let first = try await fixture.request(path)
+            answered.signal()
             #expect(first.status == 200)
             #expect(first.header("Cache-Control") == "public, max-age=60")
             // The detection finished after the answer and was kept: the next request makes the face-aware crop, and
