@@ -1,0 +1,8 @@
+"""Helpers shared by the Python scripts under scripts/. A script run from the repository reaches them by putting
+the scripts folder on sys.path, relative to its own file:
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))                    # scripts/serve-soak
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # scripts/bench_serve/driver.py
+
+- signing: Magpie's (imgproxy-style) URL signatures and base64url.
+"""
