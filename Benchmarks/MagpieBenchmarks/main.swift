@@ -119,7 +119,7 @@ for path in files {
         FileHandle.standardError.write(Data("magpie-bench: \(path): cannot read or decode, skipped\n".utf8))
         continue
     }
-    let progressive = image.format == .jpeg && ((try? JPEGCoder().header(of: data))?.isProgressive ?? false)
+    let progressive = image.format == .jpeg && ((try? JPEGCoder().storedHeader(of: data))?.isProgressive ?? false)
     var result = FileResult(name: name, width: image.width, height: image.height, format: image.format, isProgressive: progressive)
     FileHandle.standardError.write(Data("magpie-bench: \(name)\n".utf8))
     var decode = Cells(), thumb = Cells()

@@ -7,6 +7,9 @@ import MagpieServer
 /// `magpie serve`: the image server. Parses flags, layers them over `MAGPIE_…` variables and the `--config` file
 /// (flags win, then the environment, then the file), and runs ``ImageServerService``.
 struct ServeCommand: AsyncParsableCommand {
+    /// `jpeg|png|…|auto`: what `format:` takes, from the coders.
+    private static let formatChoices = (ImageCoderRegistry.shared.encodableFormats.map(\.rawValue) + ["auto"]).joined(separator: "|")
+
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Serve images over HTTP with imgproxy-style signed URLs: /SIGNATURE/OPTION/.../plain/SOURCE[@ext].",
@@ -20,7 +23,7 @@ struct ServeCommand: AsyncParsableCommand {
             one KEY:SALT line per pair, mode 600. --key/--salt work too, but every local user sees them in ps.
 
             URL options, one per path segment: any processor of `magpie convert --processor` (resize:256x256:fit, \
-            crop:..., round:12, blur:2, ...), format:jpeg|png|webp|avif|gif|jxl|auto, quality:N, metadata:none|keep|strip, color:keep|srgb, \
+            crop:..., round:12, blur:2, ...), format:\(formatChoices), quality:N, metadata:none|keep|strip, color:keep|srgb, \
             preset:NAME, frames:first|all.
             """)
 

@@ -307,7 +307,9 @@ extension ServeSettings {
             .maxAge: String(s.maxAge.components.seconds), .diskCacheSize: String(s.diskCacheSize),
             .memoryCacheSize: String(s.memoryCacheSize),
             .preset: s.presets.keys.sorted().map { "\($0)=\(s.presets[$0]!.joined(separator: "/"))" }.joined(separator: ","),
-            .quality: s.defaultQuality.map(String.init) ?? "imgproxy's (80; webp 79, avif 63, jxl 77)",
+            .quality: s.defaultQuality.map(String.init) ?? "each format's ("
+                + ImageCoderRegistry.shared.encodableFormats.compactMap { f in f.traits.defaultQuality.map { "\(f.rawValue) \($0)" } }
+                .joined(separator: ", ") + ")",
             .formatQuality: s.formatQuality.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue)=\($0.value)" }
                 .joined(separator: ","),
             .enforceAvif: String(s.enforcedFormats.contains(.avif)), .enforceWebp: String(s.enforcedFormats.contains(.webp)),

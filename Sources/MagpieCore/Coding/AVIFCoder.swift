@@ -41,6 +41,17 @@ public struct AVIFCoder: ImageCoder {
 
     /// Always ``ImageFormat/avif``.
     public var format: ImageFormat { .avif }
+    /// AVIF: `image/avif`, `avif` (also `avifs`), alpha, sequences written, quality 63, chosen when `Accept` names it
+    /// (rank 2: over WebP on equal weights).
+    public var traits: FormatTraits {
+        FormatTraits(
+            displayName: "AVIF", mimeType: "image/avif", fileExtensions: ["avif", "avifs"], supportsAlpha: true,
+            animatesOnEncode: true, defaultQuality: 63, negotiation: .whenAccepted(rank: 2))
+    }
+    /// An `ftyp` box naming the `avif` or `avis` brand.
+    public func recognizes(_ leadingBytes: UnsafeRawBufferPointer) -> Bool {
+        leadingBytes.isoBrands.contains { $0 == "avif" || $0 == "avis" }
+    }
 
     /// Always true: AVIF encoding is implemented.
     public var canEncode: Bool { true }

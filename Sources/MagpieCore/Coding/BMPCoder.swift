@@ -24,11 +24,16 @@ public struct BMPCoder: ImageCoder {
 
     /// Always ``ImageFormat/bmp``.
     public var format: ImageFormat { .bmp }
-
-    /// True for data the sniffer calls BMP, and for `BM` files with the 16-byte OS/2 2.x header it does not list.
-    public func canDecode(_ data: Data) -> Bool {
-        if ImageFormat(sniffing: data) == .bmp { return true }
-        return data.count >= 18 && data.starts(with: [0x42, 0x4D]) && data.dropFirst(14).prefix(4).elementsEqual([16, 0, 0, 0])
+    /// BMP: `image/bmp`, `bmp`, alpha, decode only.
+    public var traits: FormatTraits {
+        FormatTraits(displayName: "BMP", mimeType: "image/bmp", fileExtensions: ["bmp"], supportsAlpha: true)
+    }
+    /// `BM` followed, after the 14-byte file header, by a DIB header of one of the sizes Windows and OS/2 write.
+    public func recognizes(_ leadingBytes: UnsafeRawBufferPointer) -> Bool {
+        guard leadingBytes.hasASCII("BM"), leadingBytes.count >= 18 else { return false }
+        let b = leadingBytes
+        let dib = UInt32(b[14]) | UInt32(b[15]) << 8 | UInt32(b[16]) << 16 | UInt32(b[17]) << 24
+        return [12, 16, 40, 52, 56, 64, 108, 124].contains(dib)
     }
 
     /// Decodes a BMP file; see the type's documentation for the rules.

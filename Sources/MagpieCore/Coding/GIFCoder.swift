@@ -22,6 +22,18 @@ public struct GIFCoder: ImageCoder {
 
     /// Always ``ImageFormat/gif``.
     public var format: ImageFormat { .gif }
+    /// GIF: `image/gif`, `gif`, alpha (one transparent index), animations written, no quality, always negotiable.
+    public var traits: FormatTraits {
+        FormatTraits(
+            displayName: "GIF", mimeType: "image/gif", fileExtensions: ["gif"], supportsAlpha: true, animatesOnEncode: true,
+            negotiation: .universal)
+    }
+    /// `GIF87a` or `GIF89a`.
+    public func recognizes(_ leadingBytes: UnsafeRawBufferPointer) -> Bool {
+        leadingBytes.hasASCII("GIF87a") || leadingBytes.hasASCII("GIF89a")
+    }
+    /// The logical screen's size; the frame count when the walk over every block reaches the trailer.
+    public func header(of data: Data) throws -> ImageHeader { try HeaderBytes.read(data, format: .gif) { $0.gif() } }
 
     /// Always true: GIF encoding is implemented.
     public var canEncode: Bool { true }

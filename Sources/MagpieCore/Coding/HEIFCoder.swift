@@ -29,6 +29,16 @@ public struct HEIFCoder: ImageCoder {
 
     /// Always ``ImageFormat/heic``.
     public var format: ImageFormat { .heic }
+    /// HEIF: `image/heic`, `heic` (also `heif`), alpha, decode only.
+    public var traits: FormatTraits {
+        FormatTraits(displayName: "HEIC", mimeType: "image/heic", fileExtensions: ["heic", "heif"], supportsAlpha: true)
+    }
+    /// An `ftyp` box naming a HEIF brand (`heic`, `heix`, `mif1`, …) and not AVIF's (an AVIF file names `mif1` too).
+    public func recognizes(_ leadingBytes: UnsafeRawBufferPointer) -> Bool {
+        let brands = leadingBytes.isoBrands
+        return !brands.contains { $0 == "avif" || $0 == "avis" } && brands.contains(where: Self.brands.contains)
+    }
+    private static let brands: Set<String> = ["heic", "heix", "hevc", "hevx", "heim", "heis", "mif1", "msf1"]
 
     /// Reads the primary image's displayed size (after `clap` and `irot`) without decoding; the frame count is 1.
     ///

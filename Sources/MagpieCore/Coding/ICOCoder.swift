@@ -21,6 +21,17 @@ public struct ICOCoder: ImageCoder {
 
     /// Always ``ImageFormat/ico``.
     public var format: ImageFormat { .ico }
+    /// ICO: `image/vnd.microsoft.icon`, `ico` (also `cur`), alpha, decode only.
+    public var traits: FormatTraits {
+        FormatTraits(displayName: "ICO", mimeType: "image/vnd.microsoft.icon", fileExtensions: ["ico", "cur"], supportsAlpha: true)
+    }
+    /// An icon (type 1) or cursor (type 2) directory with at least one image; not an ISO file whose `ftyp` box is
+    /// 256 bytes long, which starts with the same four bytes.
+    public func recognizes(_ leadingBytes: UnsafeRawBufferPointer) -> Bool {
+        let b = leadingBytes
+        return (b.hasBytes([0, 0, 1, 0]) || b.hasBytes([0, 0, 2, 0])) && b.count >= 6 && b[4] | b[5] != 0
+            && !b.hasASCII("ftyp", at: 4)
+    }
 
     /// One directory entry as its own header describes it.
     struct Entry {

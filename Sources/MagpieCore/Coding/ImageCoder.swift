@@ -4,15 +4,35 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Reads and/or writes one image format. Register your own with
+/// Reads and/or writes one image format, and says what the format is. Register your own with
 /// ``ImageCoderRegistry/register(_:)`` on ``ImageCoderRegistry/shared`` to add a format or replace a built-in coder.
+///
+/// A coder for a new format declares its magic bytes (``recognizes(_:)``), its facts (``traits``) and, when it can,
+/// its header reader (``header(of:)``); the registry then sniffs, names, types, negotiates and lists the format
+/// everywhere, with no other code to change.
 ///
 /// Coders must be thread-safe: one instance decodes on many tasks at once.
 /// Every failure is thrown as a ``MagpieError``.
 public protocol ImageCoder: Sendable {
     /// The format this coder handles.
     var format: ImageFormat { get }
-    /// Whether this coder can decode `data`; by default, whether the sniffed format is ``format``.
+    /// What the format is: names, MIME type, extensions, alpha, animation, default quality and `Accept` negotiation.
+    /// By default the built-in coder's traits for the same format, or ``FormatTraits/generic(_:)``.
+    var traits: FormatTraits { get }
+    /// Whether `leadingBytes` start a file in ``format``: its magic bytes. Sniffing (``ImageFormat/init(sniffing:)``)
+    /// asks every coder in turn, so it looks at as few bytes as it can. By default the built-in coder's answer for the
+    /// same format, or false.
+    ///
+    /// - Parameter leadingBytes: The start of the data (at least what is there, up to the whole file).
+    func recognizes(_ leadingBytes: UnsafeRawBufferPointer) -> Bool
+    /// Reads what the header declares (format, size, frames) without decoding pixels or checking limits. By default
+    /// the built-in coder's reader for the same format; for a format without one it throws
+    /// ``MagpieError/DecodingFailureReason/unsupportedFormat(_:detail:)``.
+    ///
+    /// - Parameter data: The file's bytes (for a frame count, the whole file).
+    /// - Throws: ``MagpieError/decodingFailed(reason:)`` with `truncatedData`, `corruptData` or `unsupportedFormat`.
+    func header(of data: Data) throws -> ImageHeader
+    /// Whether this coder can decode `data`; by default, whether it ``recognizes(_:)`` the leading bytes.
     ///
     /// Called for every decode, so it should only look at the leading bytes; for a file
     /// (``ImageCoderRegistry/decode(contentsOfFile:options:)``) it gets the first 64 KiB only.
@@ -59,8 +79,22 @@ public protocol ImageCoder: Sendable {
 }
 
 extension ImageCoder {
-    /// True when ``ImageFormat/init(sniffing:)`` recognises `data` as this coder's ``format``.
-    public func canDecode(_ data: Data) -> Bool { ImageFormat(sniffing: data) == format }
+    /// The built-in coder's traits for ``format``, or ``FormatTraits/generic(_:)``.
+    public var traits: FormatTraits { ImageCoderRegistry.builtInCoderByFormat[format]?.traits ?? .generic(format) }
+    /// The built-in coder's answer for ``format``; false for a format Magpie does not know.
+    public func recognizes(_ leadingBytes: UnsafeRawBufferPointer) -> Bool {
+        ImageCoderRegistry.builtInCoderByFormat[format]?.recognizes(leadingBytes) ?? false
+    }
+    /// The built-in coder's header reader for ``format``; for another format, throws
+    /// ``MagpieError/DecodingFailureReason/unsupportedFormat(_:detail:)``.
+    public func header(of data: Data) throws -> ImageHeader {
+        guard let builtIn = ImageCoderRegistry.builtInCoderByFormat[format] else {
+            throw MagpieError.decodingFailed(reason: .unsupportedFormat(format, detail: "its coder reads no header"))
+        }
+        return try builtIn.header(of: data)
+    }
+    /// True when ``recognizes(_:)`` accepts the leading bytes of `data`.
+    public func canDecode(_ data: Data) -> Bool { data.withUnsafeBytes { recognizes($0) } }
     /// Reads the whole file and decodes its bytes with ``decode(_:options:)``.
     public func decode(_ file: ImageFile, options: ImageDecodingOptions) throws -> Image {
         try decode(file.readAll(), options: options)

@@ -25,14 +25,22 @@ public final class ImageCoderRegistry: Sendable {
     }
 
     /// New instances of the built-in coders: ``JPEGCoder``, ``PNGCoder`` (PNG and APNG), ``GIFCoder``, ``WebPCoder``,
-    /// ``AVIFCoder``, ``HEIFCoder`` (decode only), ``JXLCoder``, ``TIFFCoder``, ``BMPCoder``, ``ICOCoder`` (ICO and
-    /// CUR), ``SVGCoder`` (the last four decode only).
+    /// ``HEIFCoder`` (decode only), ``AVIFCoder``, ``JXLCoder``, ``BMPCoder``, ``TIFFCoder``, ``ICOCoder`` (ICO and
+    /// CUR), ``SVGCoder`` (the last four decode only). Their order is the order formats are listed in.
     public static var builtInCoders: [any ImageCoder] {
         [
-            JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder(), AVIFCoder(), HEIFCoder(), JXLCoder(), TIFFCoder(),
-            BMPCoder(), ICOCoder(), SVGCoder(),
+            JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder(), HEIFCoder(), AVIFCoder(), JXLCoder(), BMPCoder(),
+            TIFFCoder(), ICOCoder(), SVGCoder(),
         ]
     }
+
+    /// One built-in coder per format, asked for a format's facts when no registered coder states them: sniffing
+    /// knows a HEIC file for what it is even in a registry without a HEIF decoder.
+    static let builtInCoderList: [any ImageCoder] = builtInCoders
+
+    /// ``builtInCoderList`` by format.
+    static let builtInCoderByFormat: [ImageFormat: any ImageCoder] = Dictionary(
+        builtInCoderList.map { ($0.format, $0) }, uniquingKeysWith: { first, _ in first })
 
     /// Adds `coder`, taking precedence over those already registered (including a built-in coder for the same format).
     ///
@@ -51,17 +59,17 @@ public final class ImageCoderRegistry: Sendable {
     /// The registered coders, highest precedence first.
     public var allCoders: [any ImageCoder] { coders.withLock { $0 } }
 
-    /// The formats some registered coder decodes, in ``ImageFormat``'s declaration order. The one list of
-    /// what Magpie reads: the CLI's `info` and `convert` and the pipeline ask here, never a list of their own.
+    /// The formats some registered coder decodes, in ``knownFormats``' order. The one list of what Magpie reads: the
+    /// CLI's `info` and `convert` and the pipeline ask here, never a list of their own.
     public var decodableFormats: [ImageFormat] {
         let formats = Set(allCoders.map(\.format))
-        return ImageFormat.allCases.filter { $0 != .unknown && formats.contains($0) }
+        return knownFormats.filter(formats.contains)
     }
 
-    /// The formats some registered coder encodes (``ImageCoder/canEncode``), in ``ImageFormat``'s declaration order.
+    /// The formats some registered coder encodes (``ImageCoder/canEncode``), in ``knownFormats``' order.
     public var encodableFormats: [ImageFormat] {
         let formats = Set(allCoders.filter(\.canEncode).map(\.format))
-        return ImageFormat.allCases.filter { $0 != .unknown && formats.contains($0) }
+        return knownFormats.filter(formats.contains)
     }
 
     /// Whether a registered coder decodes `format`.
@@ -96,7 +104,7 @@ public final class ImageCoderRegistry: Sendable {
             Self.convert(&image, options)
             return image
         }
-        throw Self.noCoder(for: data)
+        throw noCoder(for: data)
     }
 
     /// Decodes the image file at `path` with the first coder whose ``ImageCoder/canDecode(_:)`` accepts its leading
@@ -120,7 +128,7 @@ public final class ImageCoderRegistry: Sendable {
         }
         // Coders recognise their format from the leading bytes (sniffing reads at most 1024, or 1024 inflated from a
         // gzip start), so a file that no coder takes is not read on: it may be anything, of any size.
-        throw Self.noCoder(for: file.leadingBytes)
+        throw noCoder(for: file.leadingBytes)
     }
 
     /// One place converts what a coder reports as stored. A coder may convert while decoding and then reports no
@@ -130,8 +138,8 @@ public final class ImageCoderRegistry: Sendable {
         if options.colorSpace == .sRGB { ColorConverter.convertToSRGB(&image) }
     }
 
-    private static func noCoder(for data: Data) -> MagpieError {
-        let format = ImageFormat(sniffing: data)
+    private func noCoder(for data: Data) -> MagpieError {
+        let format = format(of: data)
         if format == .unknown { return .decodingFailed(reason: .unknownFormat(leadingBytesOf: data)) }
         return .decodingFailed(reason: .unsupportedFormat(format, detail: "no registered decoder"))
     }

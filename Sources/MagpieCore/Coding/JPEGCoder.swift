@@ -18,6 +18,19 @@ public struct JPEGCoder: ImageCoder {
 
     /// Always ``ImageFormat/jpeg``.
     public var format: ImageFormat { .jpeg }
+    /// JPEG: `image/jpeg`, `jpg` (also `jpeg`, `jpe`, `jfif`), no alpha, quality 80, always negotiable.
+    public var traits: FormatTraits {
+        FormatTraits(
+            displayName: "JPEG", mimeType: "image/jpeg", fileExtensions: ["jpg", "jpeg", "jpe", "jfif"], supportsAlpha: false,
+            defaultQuality: 80, negotiation: .universal)
+    }
+    /// An SOI marker followed by another marker: `FF D8 FF`.
+    public func recognizes(_ leadingBytes: UnsafeRawBufferPointer) -> Bool { leadingBytes.hasBytes([0xFF, 0xD8, 0xFF]) }
+    /// The stored size (before EXIF orientation) and 1 frame, from ``storedHeader(of:)``.
+    public func header(of data: Data) throws -> ImageHeader {
+        let stored = try storedHeader(of: data)
+        return ImageHeader(format: .jpeg, width: stored.width, height: stored.height, frameCount: 1)
+    }
     /// Always true.
     public var canEncode: Bool { true }
     /// JPEG stores each side in 16 bits; libjpeg-turbo writes at most 65,500 (its JPEG_MAX_DIMENSION).
@@ -28,7 +41,7 @@ public struct JPEGCoder: ImageCoder {
     /// - Parameter data: A JPEG file, or at least everything up to its first scan.
     /// - Returns: The size in pixels as stored (before EXIF orientation), and whether the file is progressive.
     /// - Throws: ``MagpieError/decodingFailed(reason:)`` when the header is missing, cut short or malformed.
-    public func header(of data: Data) throws -> (width: Int, height: Int, isProgressive: Bool) {
+    public func storedHeader(of data: Data) throws -> (width: Int, height: Int, isProgressive: Bool) {
         var header = mg_jpeg_header()
         var error = mg_error()
         let status = CodecBridge.withBytes(of: data) { mg_jpeg_read_header($0, $1, &header, &error) }

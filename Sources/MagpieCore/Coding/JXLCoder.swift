@@ -40,6 +40,17 @@ public struct JXLCoder: ImageCoder {
 
     /// Always ``ImageFormat/jxl``.
     public var format: ImageFormat { .jxl }
+    /// JPEG XL: `image/jxl`, `jxl`, alpha, animations written, quality 77, chosen when `Accept` names it for a JPEG XL
+    /// source only (too slow to write for every photo).
+    public var traits: FormatTraits {
+        FormatTraits(
+            displayName: "JPEG XL", mimeType: "image/jxl", fileExtensions: ["jxl"], supportsAlpha: true, animatesOnEncode: true,
+            defaultQuality: 77, negotiation: .whenAcceptedForSameFormat)
+    }
+    /// A bare codestream (`FF 0A`) or the ISO container's signature box.
+    public func recognizes(_ leadingBytes: UnsafeRawBufferPointer) -> Bool {
+        leadingBytes.hasBytes([0xFF, 0x0A]) || leadingBytes.hasBytes([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A])
+    }
 
     /// Always true: JPEG XL encoding is implemented.
     public var canEncode: Bool { true }

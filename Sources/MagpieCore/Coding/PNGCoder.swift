@@ -26,6 +26,18 @@ public struct PNGCoder: ImageCoder {
 
     /// Always ``ImageFormat/png`` (APNG included).
     public var format: ImageFormat { .png }
+    /// PNG: `image/png`, `png` (also `apng`), alpha, APNG animations written, no quality, always negotiable.
+    public var traits: FormatTraits {
+        FormatTraits(
+            displayName: "PNG", mimeType: "image/png", fileExtensions: ["png", "apng"], supportsAlpha: true,
+            animatesOnEncode: true, negotiation: .universal)
+    }
+    /// The 8-byte PNG signature.
+    public func recognizes(_ leadingBytes: UnsafeRawBufferPointer) -> Bool {
+        leadingBytes.hasBytes([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+    }
+    /// IHDR's size; the frame count from an `acTL` before the first IDAT (1 without one).
+    public func header(of data: Data) throws -> ImageHeader { try HeaderBytes.read(data, format: .png) { $0.png() } }
     /// Always true.
     public var canEncode: Bool { true }
     /// libpng refuses to write a side over its default user limit (PNG_USER_WIDTH_MAX, PNG_USER_HEIGHT_MAX).

@@ -24,10 +24,32 @@ public struct SVGCoder: ImageCoder {
 
     /// Always ``ImageFormat/svg``.
     public var format: ImageFormat { .svg }
+    /// SVG: `image/svg+xml`, `svg` (also `svgz`), alpha, decode only.
+    public var traits: FormatTraits {
+        FormatTraits(displayName: "SVG", mimeType: "image/svg+xml", fileExtensions: ["svg", "svgz"], supportsAlpha: true)
+    }
+    /// A document whose first element is `<svg` (after an XML declaration, comments or a doctype), read from the first
+    /// 1024 bytes; for gzip data, from the first 1024 inflated bytes (gzip inside gzip is not SVG).
+    public func recognizes(_ leadingBytes: UnsafeRawBufferPointer) -> Bool {
+        if leadingBytes.hasBytes([0x1F, 0x8B]) {
+            var prefix = [UInt8](repeating: 0, count: 1024)
+            let count = prefix.withUnsafeMutableBufferPointer {
+                mg_svg_gunzip_prefix(leadingBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), leadingBytes.count, $0.baseAddress, $0.count)
+            }
+            return prefix.prefix(count).withUnsafeBytes(Self.looksLikeSVG)
+        }
+        return Self.looksLikeSVG(UnsafeRawBufferPointer(rebasing: leadingBytes.prefix(1024)))
+    }
 
-    /// True for data the sniffer calls SVG (which includes gzip data whose inflated start looks like SVG).
-    public func canDecode(_ data: Data) -> Bool {
-        ImageFormat(sniffing: data) == .svg
+    private static func looksLikeSVG(_ b: UnsafeRawBufferPointer) -> Bool {
+        var text = String(decoding: b, as: UTF8.self)
+        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
+        let trimmed = text.drop(while: { $0.isWhitespace })
+        guard trimmed.hasPrefix("<") else { return false }
+        let lower = trimmed.lowercased()
+        if lower.hasPrefix("<svg") { return true }
+        return (lower.hasPrefix("<?xml") || lower.hasPrefix("<!--") || lower.hasPrefix("<!doctype svg"))
+            && lower.contains("<svg")
     }
 
     /// Renders an SVG document; see the type's documentation for the rules.
@@ -76,13 +98,4 @@ public struct SVGCoder: ImageCoder {
     }
 
     private static func whole(_ value: Double) -> Int { Int(min((value - 1e-6).rounded(.up), Double(Int32.max))) }
-
-    /// Up to 1 KiB of inflated gzip data, for sniffing.
-    static func gunzippedPrefix(_ data: Data) -> Data {
-        var prefix = [UInt8](repeating: 0, count: 1024)
-        let count = CodecBridge.withBytes(of: data) { bytes, length in
-            prefix.withUnsafeMutableBufferPointer { mg_svg_gunzip_prefix(bytes, length, $0.baseAddress, $0.count) }
-        }
-        return Data(prefix.prefix(count))
-    }
 }

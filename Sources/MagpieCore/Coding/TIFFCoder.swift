@@ -36,13 +36,17 @@ public struct TIFFCoder: ImageCoder {
 
     /// Always ``ImageFormat/tiff``.
     public var format: ImageFormat { .tiff }
+    /// TIFF: `image/tiff`, `tiff` (also `tif`), alpha, decode only.
+    public var traits: FormatTraits {
+        FormatTraits(displayName: "TIFF", mimeType: "image/tiff", fileExtensions: ["tiff", "tif"], supportsAlpha: true)
+    }
 
     /// True for classic TIFF (`II*\0`, `MM\0*`) and BigTIFF (`II+\0`, `MM\0+`).
     ///
-    /// - Parameter data: The file's bytes (only the first four are looked at).
-    public func canDecode(_ data: Data) -> Bool {
-        guard data.count >= 4 else { return false }
-        let b = Array(data.prefix(4))
+    /// - Parameter leadingBytes: The start of the file (only the first four bytes are looked at).
+    public func recognizes(_ leadingBytes: UnsafeRawBufferPointer) -> Bool {
+        guard leadingBytes.count >= 4 else { return false }
+        let b = leadingBytes
         return (b[0] == 0x49 && b[1] == 0x49 && (b[2] == 0x2A || b[2] == 0x2B) && b[3] == 0)
             || (b[0] == 0x4D && b[1] == 0x4D && b[2] == 0 && (b[3] == 0x2A || b[3] == 0x2B))
     }

@@ -36,6 +36,18 @@ public struct WebPCoder: ImageCoder {
 
     /// Always ``ImageFormat/webp``.
     public var format: ImageFormat { .webp }
+    /// WebP: `image/webp`, `webp`, alpha, animations written, quality 79, chosen when `Accept` names it (rank 1).
+    public var traits: FormatTraits {
+        FormatTraits(
+            displayName: "WebP", mimeType: "image/webp", fileExtensions: ["webp"], supportsAlpha: true, animatesOnEncode: true,
+            defaultQuality: 79, negotiation: .whenAccepted(rank: 1))
+    }
+    /// A RIFF container of form `WEBP`.
+    public func recognizes(_ leadingBytes: UnsafeRawBufferPointer) -> Bool {
+        leadingBytes.hasASCII("RIFF") && leadingBytes.hasASCII("WEBP", at: 8)
+    }
+    /// The first chunk's size (VP8, VP8L or VP8X); an animation's frame count from its ANMF chunks.
+    public func header(of data: Data) throws -> ImageHeader { try HeaderBytes.read(data, format: .webp) { $0.webp() } }
 
     /// Always true: WebP encoding is implemented.
     public var canEncode: Bool { true }

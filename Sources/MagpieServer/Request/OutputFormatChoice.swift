@@ -19,25 +19,21 @@ public struct OutputFormatChoice: Sendable, Equatable {
         self.variesOnAccept = variesOnAccept
     }
 
-    /// Formats whose built-in encoder writes every frame of an animation (APNG for PNG, image sequences for AVIF).
-    static let animatedFormats: Set<ImageFormat> = [.gif, .png, .webp, .avif, .jxl]
-
-    /// Formats every browser shows, so a source in one of them may be answered in it whatever `Accept` says.
-    static let universalFormats: Set<ImageFormat> = [.jpeg, .png, .gif]
-
     /// Picks the output format.
     ///
-    /// A ``RequestedFormat/fixed(_:)`` format is used as it is. For ``RequestedFormat/auto``, in order:
-    /// 1. AVIF or WebP when `Accept` names it explicitly with a weight above 0 (the higher weight wins, AVIF on a
-    ///    tie); wildcards such as `image/*` or `*/*` never select them, and `q=0` refuses them.
-    /// 2. The source's format when it is JPEG (without alpha: a JPEG given round corners becomes PNG), PNG or an animated
-    ///    GIF (a still GIF becomes PNG: re-quantising a processed image to 256 colours loses what PNG keeps), or JPEG XL
-    ///    when `Accept` names `image/jxl`.
-    /// 3. Otherwise (a source the registry cannot write, or AVIF, WebP or JPEG XL the client did not ask for):
+    /// A ``RequestedFormat/fixed(_:)`` format is used as it is. For ``RequestedFormat/auto``, in order, with what the
+    /// coders declare (``FormatTraits/negotiation``):
+    /// 1. A format negotiated when accepted (AVIF, WebP) that `Accept` names explicitly with a weight above 0 (the
+    ///    higher weight wins, the better rank on a tie: AVIF); wildcards such as `image/*` or `*/*` never select them,
+    ///    and `q=0` refuses them (``ImageCoderRegistry/acceptedFormat(_:source:)``).
+    /// 2. The source's format when every browser shows it (JPEG without alpha: a JPEG given round corners becomes
+    ///    PNG; PNG; an animated GIF: a still GIF becomes PNG, since re-quantising a processed image to 256 colours
+    ///    loses what PNG keeps), or when it is negotiated for its own sources (JPEG XL) and `Accept` names it.
+    /// 3. Otherwise (a source the registry cannot write, or one the client did not ask for):
     ///    GIF for an animation, PNG for an image with alpha, JPEG otherwise.
     ///
-    /// Formats the registry cannot encode are skipped. An animated image written in a format that cannot animate
-    /// (JPEG) gets ``firstFrameOnly``.
+    /// Formats the registry cannot encode are skipped. An animated image written in a format whose encoder cannot
+    /// animate (``FormatTraits/animatesOnEncode``: JPEG) gets ``firstFrameOnly``.
     ///
     /// - Parameters:
     ///   - requested: What the URL asked for.
@@ -52,25 +48,20 @@ public struct OutputFormatChoice: Sendable, Equatable {
     ) -> OutputFormatChoice {
         func choice(_ format: ImageFormat, varies: Bool) -> OutputFormatChoice {
             OutputFormatChoice(
-                format: format, firstFrameOnly: isAnimated && !animatedFormats.contains(format), variesOnAccept: varies)
+                format: format, firstFrameOnly: isAnimated && !registry.traits(for: format).animatesOnEncode, variesOnAccept: varies)
         }
         if case .fixed(let format) = requested { return choice(format, varies: false) }
-        let header = AcceptHeader(accept)
         // The formats whose use depends on Accept for this source; Vary is needed when any of them could be chosen.
-        let gated = [ImageFormat.avif, .webp] + (source == .jxl ? [.jxl] : [])
-        let varies = gated.contains(where: registry.canEncode)
-        func weight(_ format: ImageFormat) -> Double {
-            registry.canEncode(format) ? header.explicitQuality(of: format.mimeType) ?? 0 : 0
-        }
-        let modern: ImageFormat = weight(.webp) > weight(.avif) ? .webp : .avif
-        if weight(modern) > 0 { return choice(modern, varies: varies) }
+        let varies = !registry.negotiableFormats(for: source).isEmpty
+        // A format negotiated for its own sources only (JPEG XL) is never a universal one, so taking it before the
+        // source's universal format changes nothing.
+        if let accepted = registry.acceptedFormat(AcceptHeader(accept), source: source) { return choice(accepted, varies: varies) }
         // JPEG has no alpha: an image that gained transparency (round corners) would come out on white.
-        if universalFormats.contains(source), registry.canEncode(source), source != .gif || isAnimated,
-            !(hasAlpha && source == .jpeg)
+        if registry.traits(for: source).negotiation == .universal, registry.canEncode(source), source != .gif || isAnimated,
+            hasAlpha ? registry.traits(for: source).supportsAlpha : true
         {
             return choice(source, varies: varies)
         }
-        if source == .jxl, weight(.jxl) > 0 { return choice(.jxl, varies: varies) }
         let fallbacks: [ImageFormat] = isAnimated ? [.gif, .png] : (hasAlpha || source == .gif) ? [.png] : [.jpeg, .png]
         return choice(fallbacks.first(where: registry.canEncode) ?? fallbacks[0], varies: varies)
     }

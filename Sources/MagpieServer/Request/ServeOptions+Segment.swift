@@ -134,7 +134,7 @@ extension ServeOptions {
         case "color":
             color = ColorHandling(rawValue: values[0])!
         case "format":
-            let given = try value("format:jpeg|png|webp|avif|gif|jxl|auto")
+            let given = try value("format:" + (registry.encodableFormats.map(\.rawValue) + ["auto"]).joined(separator: "|"))
             if given == "auto" {
                 format = .auto
                 break

@@ -188,15 +188,12 @@ public struct ServeOptions: Sendable, Equatable {
         return (resize.referenceSize, resize.mode == .aspectFit ? .aspectFit : .aspectFill)
     }
 
-    /// imgproxy's default qualities (`IMGPROXY_QUALITY` 80, and its built-in per-format values): WebP 79, AVIF 63,
-    /// JPEG XL 77, any other lossy format 80.
+    /// The quality a format is written at when neither the URL nor the server sets one: its coder's
+    /// ``FormatTraits/defaultQuality`` (imgproxy's values: JPEG 80, WebP 79, AVIF 63, JPEG XL 77), else 80
+    /// (`IMGPROXY_QUALITY`'s default), which a format without a quality ignores. The result key and the encoder both
+    /// read it, so a URL that writes the default out and one that leaves it out share a key and their bytes.
     public static func defaultQuality(_ format: ImageFormat) -> Int {
-        switch format {
-        case .webp: 79
-        case .avif: 63
-        case .jxl: 77
-        default: 80
-        }
+        format.traits.defaultQuality ?? 80
     }
 
     /// The negotiated output format for this request, with `frames:first` applied: an animated source then counts as

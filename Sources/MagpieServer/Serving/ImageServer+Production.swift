@@ -171,7 +171,7 @@ extension ImageServer {
     ) throws -> Data {
         var encoding = options
         var data = try ImageCoderRegistry.shared.encode(image, as: format, options: encoding, isCancelled: isCancelled)
-        guard maxBytes > 0, [.jpeg, .webp, .avif, .jxl].contains(format), !encoding.lossless else { return data }
+        guard maxBytes > 0, format.traits.isLossy, !encoding.lossless else { return data }
         while data.count > maxBytes && encoding.quality > 10 {
             let overshoot = Double(data.count) / Double(maxBytes)
             let factor = overshoot > 3 ? 0.25 : overshoot > 1.5 ? 0.5 : 0.75

@@ -288,10 +288,11 @@ public final class ImageServer: Sendable {
     }
 
     /// The format part of an `auto` result key for an `Accept` header ("" when there is none). Negotiation reads only
-    /// the explicit weights of these types; equal weights, equal choice.
+    /// the explicit weights of the formats it can pick (``ImageCoderRegistry/negotiatedFormats``: AVIF, WebP, JPEG XL);
+    /// equal weights, equal choice.
     private static func autoFormatKey(accept: String) -> String {
         let header = AcceptHeader(accept.isEmpty ? nil : accept)
-        return "auto" + [ImageFormat.avif, .webp, .jxl].map { ";\($0.rawValue)=\(header.explicitQuality(of: $0.mimeType) ?? 0)" }.joined()
+        return "auto" + ImageCoderRegistry.shared.negotiatedFormats.map { ";\($0.rawValue)=\(header.explicitQuality(of: $0.mimeType) ?? 0)" }.joined()
     }
 
     /// Stops the pipeline and flushes the caches; call after the HTTP server stopped taking requests.

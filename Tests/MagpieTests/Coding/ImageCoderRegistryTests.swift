@@ -107,6 +107,38 @@ struct ImageCoderRegistryTests {
         #expect(!ImageCoderRegistry().canDecode(.unknown))
     }
 
+    @Test func everyBuiltInCoderDeclaresItsOwnFactsAndRecognisesWhatItWrites() throws {
+        let image = try Image(width: 4, height: 3, rgba: [UInt8](repeating: 200, count: 48))
+        for coder in ImageCoderRegistry.builtInCoders {
+            let traits = coder.traits
+            #expect(traits == ImageCoderRegistry().traits(for: coder.format) && !traits.displayName.isEmpty)
+            #expect(ImageFormat(fileExtension: traits.fileExtension) == coder.format)
+            #expect(traits.mimeType.hasPrefix("image/"))
+            if coder.canEncode {
+                let data = try coder.encode(image, options: .default)
+                #expect(data.withUnsafeBytes(coder.recognizes) && ImageFormat(sniffing: data) == coder.format)
+                #expect(try ImageCoderRegistry.shared.header(of: data).format == coder.format)
+            }
+        }
+    }
+
+    @Test func acceptNegotiatesAVIFOverWebPOnEqualWeightsAndJPEGXLOnlyForItsOwnSources() {
+        let registry = ImageCoderRegistry()
+        #expect(registry.negotiatedFormats == [.avif, .webp, .jxl])
+        #expect(registry.negotiableFormats(for: .jpeg) == [.avif, .webp])
+        #expect(registry.negotiableFormats(for: .jxl) == [.avif, .webp, .jxl])
+        let both = AcceptHeader("image/webp,image/avif,image/jxl")
+        #expect(registry.acceptedFormat(both, source: .jpeg) == .avif)
+        #expect(registry.acceptedFormat(AcceptHeader("image/webp,image/avif;q=0.5"), source: .jpeg) == .webp)
+        #expect(registry.acceptedFormat(AcceptHeader("image/jxl"), source: .jpeg) == nil)
+        #expect(registry.acceptedFormat(AcceptHeader("image/jxl"), source: .jxl) == .jxl)
+        // The first tier wins over JPEG XL whatever the weights.
+        #expect(registry.acceptedFormat(AcceptHeader("image/jxl, image/webp;q=0.1"), source: .jxl) == .webp)
+        #expect(registry.acceptedFormat(AcceptHeader("image/*, */*"), source: .jpeg) == nil)
+        registry.unregisterCoders(for: .avif)
+        #expect(registry.acceptedFormat(both, source: .jpeg) == .webp)
+    }
+
     @Test func encodingToAFormatWithoutEncoderFails() throws {
         let image = Image(pixels: try PixelBuffer(width: 2, height: 2))
         #expect(throws: MagpieError.self) { try ImageCoderRegistry.shared.encode(image, as: .heic) }

@@ -148,7 +148,7 @@ struct ImageFileTests {
             return
         }
         #expect(count > 20 && count < data.count)
-        #expect(try JPEGCoder().header(of: data.prefix(count)).width == 64)  // all libjpeg reads before the scan
+        #expect(try JPEGCoder().storedHeader(of: data.prefix(count)).width == 64)  // all libjpeg reads before the scan
         #expect(JPEGSegments.headerExtent(of: data.prefix(count - 1)) == .needsBytes(count: count))
         #expect(JPEGSegments.headerExtent(of: data.prefix(1)) == .needsBytes(count: 2))
         #expect(JPEGSegments.headerExtent(of: Data("not a jpeg".utf8)) == .malformed)

@@ -30,7 +30,7 @@ struct JPEGCoderTests {
 
     @Test func progressiveEncodingIsReadBackAsProgressive() throws {
         let data = try encodedGradient(progressive: true)
-        #expect(try coder.header(of: data).isProgressive)
+        #expect(try coder.storedHeader(of: data).isProgressive)
         #expect(try coder.decode(data, options: .default).width == 320)
     }
 

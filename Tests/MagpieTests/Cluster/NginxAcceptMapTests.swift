@@ -1,0 +1,87 @@
+import Foundation
+import MagpieCore
+import Testing
+
+/// deploy/nginx/magpie.conf reduces `Accept` to a token per format Magpie's `format:auto` can pick for any source, and
+/// tells the instance a canonical `Accept` for each. Both must follow the coders' traits
+/// (``FormatTraits/negotiation``): these tests fail when a coder's negotiation changes and the map does not.
+struct NginxAcceptMapTests {
+    static let configuration: String = {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        return (try? String(contentsOf: root.appendingPathComponent("deploy/nginx/magpie.conf"), encoding: .utf8)) ?? ""
+    }()
+
+    /// The entries of `map SOURCE VARIABLE { ... }`, in order: (pattern or value, result).
+    static func map(_ variable: String) -> [(key: String, value: String)] {
+        guard let start = configuration.range(of: " \(variable) {\n") else { return [] }
+        // Up to the line that closes the block (patterns hold braces of their own: `{0,3}`).
+        let lines = configuration[start.upperBound...].split(separator: "\n").prefix { $0.trimmingCharacters(in: .whitespaces) != "}" }
+        return lines.compactMap { line in
+            let text = line.trimmingCharacters(in: .whitespaces)
+            guard text.hasSuffix(";"), !text.hasPrefix("#") else { return nil }
+            let entry = text.dropLast()
+            if entry.hasPrefix("\"") {
+                guard let close = entry.dropFirst().firstIndex(of: "\"") else { return nil }
+                return (String(entry[entry.index(after: entry.startIndex)..<close]),
+                        entry[entry.index(after: close)...].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\"")))
+            }
+            let parts = entry.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2 else { return nil }
+            return (String(parts[0]), parts[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\"")))
+        }
+    }
+
+    /// The formats negotiated for any source, best rank first: what the map must have a token for, in that order.
+    static var tokenFormats: [ImageFormat] {
+        ImageCoderRegistry.shared.negotiatedFormats.filter {
+            if case .whenAccepted = $0.traits.negotiation { return true }
+            return false
+        }
+    }
+
+    @Test func theMapHasOneTokenPerFormatNegotiatedForAnySourceInRankOrder() throws {
+        try #require(!Self.configuration.isEmpty, "deploy/nginx/magpie.conf is missing")
+        let entries = Self.map("$magpie_accept").filter { $0.key != "default" }
+        #expect(entries.map(\.value) == Self.tokenFormats.map(\.rawValue))
+        for (entry, format) in zip(entries, Self.tokenFormats) {
+            // The pattern names the format's MIME type and refuses it at q=0, as the instance does.
+            #expect(entry.key.hasPrefix("~*" + NSRegularExpression.escapedPattern(for: format.mimeType).replacingOccurrences(of: "\\/", with: "/")))
+            #expect(entry.key.contains("q\\s*=\\s*0"))
+        }
+        #expect(Self.map("$magpie_accept").contains { $0.key == "default" && $0.value == "other" })
+    }
+
+    @Test func eachTokensCanonicalAcceptMakesTheInstancePickThatTokensFormat() throws {
+        try #require(!Self.configuration.isEmpty, "deploy/nginx/magpie.conf is missing")
+        let canonical = Dictionary(Self.map("$magpie_accept_canonical").map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+        for format in Self.tokenFormats {
+            let header = try #require(canonical[format.rawValue], "no canonical Accept for \(format.rawValue)")
+            for source in [ImageFormat.jpeg, .png, .gif] {
+                #expect(ImageCoderRegistry.shared.acceptedFormat(AcceptHeader(header), source: source) == format, "\(header)")
+            }
+        }
+        let other = try #require(canonical["default"])
+        #expect(ImageCoderRegistry.shared.acceptedFormat(AcceptHeader(other), source: .jpeg) == nil)
+    }
+
+    @Test func theMapsPatternsTellTheTokensApartAsTheInstanceReadsAccept() throws {
+        try #require(!Self.configuration.isEmpty, "deploy/nginx/magpie.conf is missing")
+        let entries = Self.map("$magpie_accept").filter { $0.key != "default" }
+        func token(_ accept: String) throws -> String {
+            for entry in entries {
+                let regex = try NSRegularExpression(pattern: String(entry.key.dropFirst(2)), options: .caseInsensitive)
+                if regex.firstMatch(in: accept, range: NSRange(accept.startIndex..., in: accept)) != nil { return entry.value }
+            }
+            return "other"
+        }
+        // Headers whose formats carry equal weights: there the token is what the instance would pick itself.
+        for accept in [
+            "image/avif,image/webp,image/apng,image/*,*/*;q=0.8", "image/webp,*/*", "*/*", "image/*", "image/AVIF",
+            "image/avif;q=0, image/webp", "image/avif;q=0.0,image/webp;q=0", "image/png,image/jpeg", "",
+        ] {
+            let picked = ImageCoderRegistry.shared.acceptedFormat(AcceptHeader(accept), source: .jpeg)?.rawValue ?? "other"
+            #expect(try token(accept) == picked, "\(accept)")
+        }
+    }
+}
