@@ -36,29 +36,10 @@ public struct Base64ImageDataProvider: ImageDataProvider {
         return data
     }
 
-    /// Decodes standard or URL-safe base64, skipping ASCII whitespace and completing missing padding.
-    /// Nil for any other character, for padding that is not at the end, or for a dangling sixth of a byte.
+    /// Decodes standard or URL-safe base64, skipping ASCII whitespace and completing missing padding
+    /// (``Base64Text/Rules/lenient``). Nil for any other character, for padding that is not at the end, or for a
+    /// dangling sixth of a byte.
     static func decode(_ text: some Sequence<UInt8>) -> Data? {
-        var normalized: [UInt8] = []
-        normalized.reserveCapacity(text.underestimatedCount)
-        var padding = 0
-        for byte in text {
-            switch byte {
-            case 0x09, 0x0A, 0x0C, 0x0D, 0x20: continue
-            case UInt8(ascii: "="): padding += 1; continue
-            default: break
-            }
-            if padding > 0 { return nil }
-            switch byte {
-            case UInt8(ascii: "-"): normalized.append(UInt8(ascii: "+"))
-            case UInt8(ascii: "_"): normalized.append(UInt8(ascii: "/"))
-            default: normalized.append(byte)
-            }
-        }
-        let remainder = normalized.count % 4
-        // Padding, when present, must complete the last group exactly; absent padding is supplied.
-        guard remainder != 1, padding == 0 || (remainder != 0 && remainder + padding == 4) else { return nil }
-        if remainder != 0 { normalized.append(contentsOf: repeatElement(UInt8(ascii: "="), count: 4 - remainder)) }
-        return Data(base64Encoded: Data(normalized))
+        Base64Text.decode(text, .lenient).map { Data($0) }
     }
 }

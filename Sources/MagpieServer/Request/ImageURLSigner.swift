@@ -52,7 +52,7 @@ public struct ImageURLSigner: Sendable {
     /// - Returns: The signature; `_` (the unsigned marker) when no key is configured.
     public func signature(forPath path: String) -> String {
         guard let first = keys.first else { return "_" }
-        return Base64URL.encode(Self.code(path: path, key: first.key, salt: first.salt))
+        return Base64Text.encodeURLSafe(Self.code(path: path, key: first.key, salt: first.salt))
     }
 
     /// Whether `signature` is the signature of `path` under any configured pair.
@@ -64,7 +64,7 @@ public struct ImageURLSigner: Sendable {
     ///   - signature: Base64url; trailing `=` padding is accepted. A shortened signature is not valid.
     ///   - path: The path after the signature, starting with `/`, exactly as received.
     public func isValid(signature: String, path: String) -> Bool {
-        guard let given = Base64URL.decode(signature), given.count == SHA256.byteCount else { return false }
+        guard let given = Base64Text.decode(signature.utf8, .urlSafe), given.count == SHA256.byteCount else { return false }
         var valid = false
         for pair in keys {
             // HashedAuthenticationCode's == is constant-time in swift-crypto.

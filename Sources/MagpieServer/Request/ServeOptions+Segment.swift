@@ -210,7 +210,7 @@ extension ServeOptions {
             }
             let text: String
             if try option.optionalBool(1) == true {
-                guard let bytes = Base64URL.decode(name), let decoded = String(validating: bytes, as: UTF8.self) else {
+                guard let bytes = Base64Text.decode(name.utf8, .urlSafe), let decoded = String(validating: bytes, as: UTF8.self) else {
                     throw .badRequest("option \(quoted)\(origin): the file name is not base64url of UTF-8 text")
                 }
                 text = decoded

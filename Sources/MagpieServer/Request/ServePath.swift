@@ -116,7 +116,7 @@ public struct ServePath: Sendable, Equatable {
             pieces[pieces.count - 1] = last[..<dot]
         }
         let joined = pieces.joined()
-        guard let bytes = Base64URL.decode(joined), !bytes.isEmpty, let decoded = String(validating: bytes, as: UTF8.self)
+        guard let bytes = Base64Text.decode(joined.utf8, .urlSafe), !bytes.isEmpty, let decoded = String(validating: bytes, as: UTF8.self)
         else {
             throw .badRequest(
                 "source \(ServeRequestError.quoted(joined)) is not base64url of a UTF-8 URL (and no \"plain/\" precedes it)")

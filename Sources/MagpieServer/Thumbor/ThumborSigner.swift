@@ -20,13 +20,13 @@ public struct ThumborSigner: Sendable {
     public func signature(forPath path: String) -> String? {
         guard let key else { return nil }
         let code = Array(HMAC<Insecure.SHA1>.authenticationCode(for: Array(path.utf8), using: key))
-        return Base64URL.encode(code) + "="  // 20 bytes: 27 characters, one of padding
+        return Base64Text.encodeURLSafe(code) + "="  // 20 bytes: 27 characters, one of padding
     }
 
     /// Whether `signature` signs `path`; padding may be left out (a proxy may strip it). Constant-time in the
     /// position of the first wrong byte.
     public func isValid(signature: String, path: String) -> Bool {
-        guard let key, let given = Base64URL.decode(signature), given.count == Insecure.SHA1.byteCount else { return false }
+        guard let key, let given = Base64Text.decode(signature.utf8, .urlSafe), given.count == Insecure.SHA1.byteCount else { return false }
         return HMAC<Insecure.SHA1>.isValidAuthenticationCode(given, authenticating: Array(path.utf8), using: key)
     }
 
