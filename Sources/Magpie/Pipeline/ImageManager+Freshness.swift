@@ -11,12 +11,15 @@ import Foundation
 extension ImageManager {
     /// What a freshness check decided.
     enum Freshness {
-        /// Serve from the caches, marked so (fresh, or stale as `stale-while-revalidate`/`stale-if-error` allow).
-        case fresh(RetrieveImageResult.Served)
+        /// Serve from the caches, marked so (fresh, or stale as `stale-while-revalidate`/`stale-if-error` allow), with the
+        /// stored entry's validators when there is one.
+        case fresh(RetrieveImageResult.Served, HTTPValidators?)
         /// Unusable and nothing to revalidate with (or `Vary` does not match): download.
         case stale
-        /// `304`: the entries were refreshed; serve from the caches.
-        case notModified(DownloadMetrics)
+        /// The data cache holds no entry for the variant or its original: the disk has nothing to read.
+        case absent
+        /// `304`: the entries were refreshed (to these merged validators); serve from the caches.
+        case notModified(DownloadMetrics, HTTPValidators)
         /// `200`: new bytes, already processed and stored.
         case replaced(RetrieveImageResult)
     }
@@ -77,20 +80,20 @@ extension ImageManager {
     func freshness(_ lookup: FreshnessLookup, url: URL, progress: DownloadProgressHandler?) async throws -> Freshness {
         let request = lookup.request
         let options = request.options
-        guard options.cacheAccess.contains(.diskReads) else { return .fresh(.fresh) }
+        guard options.cacheAccess.contains(.diskReads) else { return .fresh(.fresh, nil) }
         let stored: [StoredEntry]
         if let known = lookup.stored { stored = known } else { stored = await storedEntries(request) }
-        guard let first = stored.first else { return .fresh(.fresh) }
+        guard let first = stored.first else { return .absent }
         let validators = first.metadata.validators
         guard options.respectCacheControl else {
             // `.revalidate` alone: ask whenever there is something to ask with; a transient failure serves the copy.
-            guard validators.canRevalidate else { return .fresh(.fresh) }
-            if !options.retryFailed, failedURLs.contains(url) { return .fresh(.fresh) }
+            guard validators.canRevalidate else { return .fresh(.fresh, validators) }
+            if !options.retryFailed, failedURLs.contains(url) { return .fresh(.fresh, validators) }
             do {
                 return try await revalidate(request, stored: stored, conditional: true, progress: progress)
             } catch let error as MagpieError where error.isTransient {
                 logger.info("revalidation failed, serving the cached copy", metadata: ["url": "\(url)", "error": "\(error)"])
-                return .fresh(.fresh)
+                return .fresh(.fresh, validators)
             }
         }
         // A variant made later from the original is as old as the original's response.
@@ -102,11 +105,11 @@ extension ImageManager {
         }
         let now = first.cache.clock.now()
         let isFresh = policy.isFresh(at: now)
-        if isFresh, policy.isImmutable || !options.revalidate { return .fresh(.fresh) }
+        if isFresh, policy.isImmutable || !options.revalidate { return .fresh(.fresh, validators) }
         if !isFresh, !options.revalidate, policy.allowsStaleWhileRevalidating(at: now) {
             revalidateInBackground(request, stored: stored)
             counters.servedStale.add(1, ordering: .relaxed)
-            return .fresh(.stale(.whileRevalidating))
+            return .fresh(.stale(.whileRevalidating), validators)
         }
         // Without validators a stale entry is replaced by the miss path, unless stale-if-error may still need it.
         guard validators.canRevalidate || policy.allowsStaleOnError(at: now) else { return .stale }
@@ -114,11 +117,11 @@ extension ImageManager {
             return try await revalidate(request, stored: stored, conditional: validators.canRevalidate, progress: progress)
         } catch let error as MagpieError where Self.allowsStaleServing(after: error) {
             // Asked to revalidate an entry that is still fresh: it may be served as it is.
-            if isFresh { return .fresh(.fresh) }
+            if isFresh { return .fresh(.fresh, validators) }
             guard policy.allowsStaleOnError(at: now) else { throw error }
             logger.info("revalidation failed, serving stale within stale-if-error", metadata: ["url": "\(url)", "error": "\(error)"])
             counters.servedStale.add(1, ordering: .relaxed)
-            return .fresh(.stale(.revalidationFailed))
+            return .fresh(.stale(.revalidationFailed), validators)
         }
     }
 
@@ -159,12 +162,13 @@ extension ImageManager {
                 request, data: fetched.data, response: fetched.response, validators: fresh, metrics: fetched.metrics))
         }
         counters.notModified.add(1, ordering: .relaxed)
-        guard request.options.cacheAccess.contains(.diskWrites) else { return .notModified(fetched.metrics) }
+        let merged = (stored.first?.metadata.validators ?? HTTPValidators()).merged(with: fresh)
+        guard request.options.cacheAccess.contains(.diskWrites) else { return .notModified(fetched.metrics, merged) }
         for (dataCache, key, metadata) in stored {
             _ = try? await dataCache.refreshEntry(
                 forKey: key, validators: metadata.validators.merged(with: fresh), expiration: request.options.diskCacheExpiration)
         }
-        return .notModified(fetched.metrics)
+        return .notModified(fetched.metrics, merged)
     }
 
     /// `stale-while-revalidate`: one revalidation per entry in the background, whoever asks meanwhile; its writes

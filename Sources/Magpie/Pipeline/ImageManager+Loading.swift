@@ -19,24 +19,35 @@ extension ImageManager {
         var skipCaches = options.forceRefresh
         var revalidation: DownloadMetrics?
         var served = RetrieveImageResult.Served.fresh
+        var storedValidators: HTTPValidators?
+        // The freshness check found nothing on disk: the lookup below need not ask again.
+        var absentFromDisk = false
         if !skipCaches, !options.onlyFromCache, options.revalidate || options.respectCacheControl,
             case .network(let resource) = source
         {
             let lookup = options.respectCacheControl ? try await varyAlternative(request) : FreshnessLookup(request: request)
             request = lookup.request
             switch try await freshness(lookup, url: resource.downloadURL, progress: progress) {
-            case .fresh(let how): served = how
+            case .fresh(let how, let validators):
+                served = how
+                storedValidators = validators
             case .stale: skipCaches = true
-            case .notModified(let metrics): revalidation = metrics
+            case .absent: absentFromDisk = true
+            case .notModified(let metrics, let validators):
+                revalidation = metrics
+                storedValidators = validators
             case .replaced(let result): return deliver(result, request: request, originalSource: originalSource)
             }
         }
-        if !skipCaches, let hit = await cachedVariant(request, memoryChecked: memoryChecked && revalidation == nil) {
+        if !skipCaches,
+            let hit = await cachedVariant(request, memoryChecked: memoryChecked && revalidation == nil, readsDisk: !absentFromDisk)
+        {
             var result = RetrieveImageResult(
                 image: hit.image, cacheType: hit.cacheType, source: source, originalSource: originalSource,
                 originalData: nil, revalidated: revalidation != nil, downloadMetrics: revalidation,
                 dataCache: request.cache.dataCache,
-                dataCacheKey: ImageCache.computedKey(request.key, processorIdentifier: request.variantIdentifier))
+                dataCacheKey: ImageCache.computedKey(request.key, processorIdentifier: request.variantIdentifier),
+                validators: storedValidators)
             if revalidation == nil { result.served = served }
             return deliver(result, request: request, originalSource: originalSource)
         }
@@ -78,14 +89,16 @@ extension ImageManager {
 
     /// The variant from memory or disk; nil on a miss. An entry whose bytes are damaged is
     /// removed and counts as a miss, so a damaged cache heals by downloading again.
-    private func cachedVariant(_ request: RetrievalRequest, memoryChecked: Bool) async -> (image: Image, cacheType: CacheType)? {
+    private func cachedVariant(
+        _ request: RetrievalRequest, memoryChecked: Bool, readsDisk: Bool = true
+    ) async -> (image: Image, cacheType: CacheType)? {
         let access = request.options.cacheAccess
         if !memoryChecked, access.contains(.memoryReads), let image = request.cache.memoryImage(
             forMemoryKey: request.memoryKey, extending: request.options.memoryCacheAccessExtendingExpiration)
         {
             return (image, .memory)
         }
-        guard access.contains(.diskReads) else { return nil }
+        guard readsDisk, access.contains(.diskReads) else { return nil }
         do {
             let found = try await request.cache.diskImage(
                 computed: ImageCache.computedKey(request.key, processorIdentifier: request.variantIdentifier),
@@ -120,7 +133,7 @@ extension ImageManager {
             await store(request, image: image, data: nil, validators: original.validators, storeOriginal: false)
             return RetrieveImageResult(
                 image: image, cacheType: original.cacheType, source: request.source, originalSource: request.source,
-                originalData: original.data, revalidated: false)
+                originalData: original.data, revalidated: false, validators: original.validators)
         }
         if options.onlyFromCache { throw MagpieError.cacheFailed(reason: .notCached(key: request.key)) }
         let fetched = try await fetch(request, progress: progress)
@@ -156,7 +169,7 @@ extension ImageManager {
         }
         return RetrieveImageResult(
             image: image, cacheType: .none, source: request.source, originalSource: request.source,
-            originalData: data, revalidated: false, downloadMetrics: metrics)
+            originalData: data, revalidated: false, downloadMetrics: metrics, validators: validators)
     }
 
     /// The unprocessed original, decoded in memory or as bytes on disk, from the original cache.

@@ -41,6 +41,10 @@ public final class DiskStorage: Sendable {
 
     private let root: String
     private let index: Mutex<SQLiteDatabase>
+    private let indexTrips = Atomic<Int>(0)
+    /// The payload bytes of all entries as the last write or eviction read them, -1 before the first: what the
+    /// metrics' gauge shows after those events without another trip to the index.
+    private let knownTotalBytes = Atomic<Int>(-1)
     private let readOnlySources: [ReadOnlySource]
     private let subscribers = Mutex<[Int: AsyncStream<Event>.Continuation]>([:])
     /// Access-time updates not yet written: a write transaction per hit would cost far more
@@ -96,9 +100,20 @@ public final class DiskStorage: Sendable {
         }
     }
 
-    /// Runs `body` with the index, under its lock.
+    /// Runs `body` with the index, under its lock. Every use of the index goes through here and is counted
+    /// (``indexTripCount``): how many a request costs is a budget the server's tests hold it to.
     func withIndex<T>(_ body: (SQLiteDatabase) throws -> T) throws -> T {
-        try index.withLock { try body($0) }
+        indexTrips.add(1, ordering: .relaxed)
+        return try index.withLock { try body($0) }
+    }
+
+    /// How many times the index was used (a query or a transaction under its lock) since this storage was opened.
+    package var indexTripCount: Int { indexTrips.load(ordering: .relaxed) }
+
+    /// The payload bytes of all entries as the last write or eviction found them; nil before the first.
+    package var lastKnownTotalSize: Int? {
+        let bytes = knownTotalBytes.load(ordering: .relaxed)
+        return bytes < 0 ? nil : bytes
     }
 
     // MARK: Writing
@@ -135,8 +150,9 @@ public final class DiskStorage: Sendable {
         try CacheFileSystem.writeNewFile(temporary, data, sync: config.syncsToDisk)
         let checksum = CacheFileSystem.checksum(data)
         let pid = Int64(getpid())
+        let total: Int?
         do {
-            try index.withLock { db in
+            total = try withIndex { db -> Int? in
                 // Committed before the rename: if this process dies between the rename and
                 // the commit below, the next opener finds the record and removes a payload
                 // that has no matching row (otherwise an orphan file nobody can see).
@@ -161,13 +177,19 @@ public final class DiskStorage: Sendable {
                     try? db.transaction { Self.reconcilePending(db, root: root, name: name, pid: pid) }
                     throw error
                 }
+                // Still under the lock: whether the limit calls for an eviction, and the gauge's value, cost no
+                // trip of their own.
+                var bytes: Int?
+                _ = try? db.run("SELECT bytes FROM totals WHERE id = 0") { bytes = Int($0.integer(0)) }
+                return bytes
             }
         } catch {
             CacheFileSystem.remove(temporary)
             throw error
         }
+        if let total { knownTotalBytes.store(total, ordering: .relaxed) }
         publish(.stored(key: key, size: data.count))
-        if config.sizeLimit > 0 {
+        if config.sizeLimit > 0, total.map({ $0 > config.sizeLimit }) ?? true {
             // The entry is stored whatever happens here: a failed eviction is retried by the next write or sweep.
             let evicted = (try? evictOverLimit(now: now, keeping: name)) ?? []
             if !evicted.isEmpty { publish(.evicted(fileNames: evicted)) }
@@ -189,7 +211,7 @@ public final class DiskStorage: Sendable {
         let now = config.clock.now()
         let lifetime = expiration ?? config.expiration
         let name = fileName(forKey: key)
-        let changed = try index.withLock { db in
+        let changed = try withIndex { db in
             touches.withLock { _ = $0.entries.removeValue(forKey: name) }
             return try db.run(Self.refreshRow, [
                 .real(now.timeIntervalSince1970), .real(now.timeIntervalSince1970), .real(lifetime.estimatedExpiration(since: now).timeIntervalSince1970),
@@ -230,7 +252,7 @@ public final class DiskStorage: Sendable {
         let config = self.config
         let now = config.clock.now()
         defer { sweepIfDue(now: now) }
-        guard var metadata = try index.withLock({ try Self.lookup($0, name) }).map(withPendingTouch), metadata.key == key
+        guard var metadata = try withIndex({ try Self.lookup($0, name) }).map(withPendingTouch), metadata.key == key
         else {
             return try readOnlyEntry(key: key, name: name, now: now)
         }
@@ -270,7 +292,7 @@ public final class DiskStorage: Sendable {
     /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the index cannot be queried.
     public func metadata(forKey key: String) throws -> EntryMetadata? {
         let name = fileName(forKey: key)
-        return try index.withLock { try Self.lookup($0, name) }.map(withPendingTouch).flatMap { $0.key == key ? $0 : nil }
+        return try withIndex { try Self.lookup($0, name) }.map(withPendingTouch).flatMap { $0.key == key ? $0 : nil }
     }
 
     /// Writes pending access times and expiry extensions to the index now. Reads do this by
@@ -286,7 +308,7 @@ public final class DiskStorage: Sendable {
             return log.entries
         }
         guard !pending.isEmpty else { return }
-        try index.withLock { db in try db.transaction { try Self.apply(pending, to: db) } }
+        try withIndex { db in try db.transaction { try Self.apply(pending, to: db) } }
     }
 
     deinit {
@@ -338,7 +360,7 @@ public final class DiskStorage: Sendable {
     /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the index cannot be updated.
     public func remove(forKey key: String) throws {
         let name = fileName(forKey: key)
-        let removed = try index.withLock { db in
+        let removed = try withIndex { db in
             try db.transaction { () throws -> Bool in
                 let count = try db.run("DELETE FROM entries WHERE name = ?", [.text(name)])
                 CacheFileSystem.remove(path(of: name))
@@ -352,7 +374,7 @@ public final class DiskStorage: Sendable {
     ///
     /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the index cannot be updated.
     public func removeAll() throws {
-        let names = try index.withLock { db in
+        let names = try withIndex { db in
             try db.transaction { () throws -> [String] in
                 let names = try Self.names(db, "SELECT name FROM entries", [])
                 try db.run("DELETE FROM entries")
@@ -370,7 +392,7 @@ public final class DiskStorage: Sendable {
     public func removeExpired() throws -> [String] {
         try flushAccessTimes()  // a pending read may have extended an entry
         let now = config.clock.now().timeIntervalSince1970
-        let names = try index.withLock { db in
+        let names = try withIndex { db in
             try db.transaction { () throws -> [String] in
                 let names = try Self.names(db, "SELECT name FROM entries WHERE expires <= ?", [.real(now)])
                 try db.run("DELETE FROM entries WHERE expires <= ?", [.real(now)])
@@ -416,7 +438,7 @@ public final class DiskStorage: Sendable {
         try flushAccessTimes()
         let now = config.clock.now().timeIntervalSince1970
         var count = 0
-        try index.withLock { db in
+        try withIndex { db in
             _ = try db.run("SELECT COUNT(*) FROM entries WHERE expires <= ?", [.real(now)]) { count = Int($0.integer(0)) }
         }
         return count
@@ -424,7 +446,7 @@ public final class DiskStorage: Sendable {
 
     private func totals() throws -> (bytes: Int, count: Int) {
         var result = (bytes: 0, count: 0)
-        try index.withLock { db in
+        try withIndex { db in
             _ = try db.run("SELECT bytes, count FROM totals WHERE id = 0") { result = (Int($0.integer(0)), Int($0.integer(1))) }
         }
         return result
@@ -487,7 +509,7 @@ public final class DiskStorage: Sendable {
             {
                 return (data, expected)
             }
-            guard attempt == 0, let again = try index.withLock({ try Self.lookup($0, name) }),
+            guard attempt == 0, let again = try withIndex({ try Self.lookup($0, name) }),
                 again.checksum != expected.checksum
             else { break }
             expected = again
@@ -499,7 +521,7 @@ public final class DiskStorage: Sendable {
     /// Removes an entry only if its row still has `checksum` (another writer may have replaced
     /// it) and, with `expiredAt`, only if it is still expired then (another process may have refreshed it).
     private func removeIfUnchanged(_ name: String, checksum: UInt32, expiredAt now: Date? = nil) throws {
-        try index.withLock { db in
+        try withIndex { db in
             try db.transaction {
                 let count = try db.run(
                     "DELETE FROM entries WHERE name = ? AND checksum = ? AND expires <= ?",
@@ -521,11 +543,14 @@ public final class DiskStorage: Sendable {
         var evicted: [String] = []
         var started = false
         while true {
-            let batch = try index.withLock { db in
+            let batch = try withIndex { db in
                 try db.transaction { () -> [String] in
                     var total = 0
                     try db.run("SELECT bytes FROM totals WHERE id = 0") { total = Int($0.integer(0)) }
-                    guard total > (started ? limit / 2 : limit) else { return [] }
+                    guard total > (started ? limit / 2 : limit) else {
+                        knownTotalBytes.store(total, ordering: .relaxed)
+                        return []
+                    }
                     // Recent reads must count before choosing what is least recently used.
                     let pending = touches.withLock { log -> [String: Touch] in
                         defer { log.entries.removeAll(keepingCapacity: true) }

@@ -133,7 +133,12 @@ public final class ImageCache: Sendable {
                 case .cleaned(let names): counters.expirations.increment(by: names.count)
                 case .removed: break
                 }
-                if let bytes = try? disk?.totalSize() { counters.diskBytes.record(bytes) }
+                // A write or an eviction has just read the total under the index's lock; other events ask for it.
+                let known: Int? = switch event {
+                case .stored, .evicted: disk?.lastKnownTotalSize
+                case .removed, .cleaned: nil
+                }
+                if let bytes = known ?? (try? disk?.totalSize()) { counters.diskBytes.record(bytes) }
             }
         }
     }

@@ -22,6 +22,10 @@ public struct RetrieveImageResult: Sendable {
     public var downloadMetrics: DownloadMetrics?
     /// How the result was served in HTTP caching terms: fresh from a cache, revalidated, stale, or downloaded.
     public var served: Served
+    /// The validators and caching headers of the source's response (`Last-Modified`, `ETag`, `Cache-Control`, …) when
+    /// the pipeline had them at hand: a download, a disk hit whose freshness was checked, a result made from a cached
+    /// original; nil otherwise (a memory hit). Reading them here costs no trip to the data cache.
+    public var validators: HTTPValidators?
     /// Where ``data()`` reads the bytes of a hit (no closure: a memory hit must not allocate).
     private let dataCache: (any DataCaching)?
     private let dataCacheKey: String?
@@ -38,9 +42,11 @@ public struct RetrieveImageResult: Sendable {
     ///   - downloadMetrics: The download's metrics, if a request was made.
     ///   - dataCache: The data cache that holds this image's bytes, if any (for ``data()``).
     ///   - dataCacheKey: The key of those bytes in `dataCache` (``CacheKey/stored(_:variant:)``).
+    ///   - validators: The source response's validators, when known.
     public init(
         image: Image, cacheType: CacheType, source: Source, originalSource: Source, originalData: Data?, revalidated: Bool,
-        downloadMetrics: DownloadMetrics? = nil, dataCache: (any DataCaching)? = nil, dataCacheKey: String? = nil
+        downloadMetrics: DownloadMetrics? = nil, dataCache: (any DataCaching)? = nil, dataCacheKey: String? = nil,
+        validators: HTTPValidators? = nil
     ) {
         self.image = image
         self.cacheType = cacheType
@@ -52,6 +58,7 @@ public struct RetrieveImageResult: Sendable {
         self.served = revalidated ? .revalidated : cacheType == .none ? .downloaded : .fresh
         self.dataCache = dataCache
         self.dataCacheKey = dataCacheKey
+        self.validators = validators
     }
 
     /// How a result was served, in HTTP caching terms (RFC 9111).

@@ -23,8 +23,8 @@ extension ImageServer {
         var retrieval: [MagpieOption] = [
             .decodingOptions(decoding), .respectCacheControl, .memoryCacheWrites(false), .memoryCacheReads(false),
             .downloadTimeout(configuration.downloadTimeout),
-            // The source's Last-Modified is read back from the originals cache for the response, so its write
-            // must have landed (it takes well under a millisecond; under load it otherwise sometimes had not).
+            // The next request for this source (another size) must find its bytes on disk, not download them again:
+            // the originals cache's reads do not wait for a write still in flight (it takes well under a millisecond).
             .waitForCache,
         ]
         // imgproxy's cachebuster: a new value is a new result, and the source is asked again rather than reused.
@@ -46,7 +46,7 @@ extension ImageServer {
             let original = await retrieved.data()
         {
             let image = ServedImage(
-                data: original, format: retrieved.image.format, lastModified: await sourceLastModified(source), variesOnAccept: false)
+                data: original, format: retrieved.image.format, lastModified: await sourceLastModified(source, retrieved: retrieved), variesOnAccept: false)
             memory.store(image, forKey: key, admission: .fresh)
             return ProducedImage(image: image, layer: retrieved.cacheType == .none ? "none" : "original")
         }
@@ -101,7 +101,7 @@ extension ImageServer {
             throw ServerFailure(status: 503, message: "processing took longer than \(limit)")
         }
         var image = ServedImage(
-            data: encoded, format: format.0, lastModified: await sourceLastModified(source), variesOnAccept: format.1)
+            data: encoded, format: format.0, lastModified: await sourceLastModified(source, retrieved: retrieved), variesOnAccept: format.1)
         if detector?.didFallBack == true {
             // A smart crop made without the faces it should have had: answered, briefly cacheable, never kept. The
             // detection goes on and keeps its answer, so the next request gets the faces (thumbor does not store
@@ -181,10 +181,12 @@ extension ImageServer {
         return data
     }
 
-    /// The source's `Last-Modified`: the origin's header kept with its bytes, or a local file's modification time.
-    func sourceLastModified(_ source: Source) async -> String? {
+    /// The source's `Last-Modified` for the response: from the validators the pipeline handed back with the source
+    /// (no trip to the originals cache), else read from that cache; a local file's modification time.
+    func sourceLastModified(_ source: Source, retrieved: RetrieveImageResult) async -> String? {
         switch source {
         case .network(let resource):
+            if let validators = retrieved.validators { return validators.lastModified }
             return try? await manager.cache.dataCache?.cachedMetadata(forKey: resource.cacheKey)?.validators.lastModified
         case .provider(let provider):
             guard let file = provider as? LocalFileImageDataProvider,

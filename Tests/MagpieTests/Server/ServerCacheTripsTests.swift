@@ -1,0 +1,34 @@
+import Foundation
+import MagpieCore
+import Testing
+
+@testable import MagpieServer
+
+/// How many times a request uses the SQLite indexes of the server's two disk caches (the originals and the results):
+/// each use is a lock and a query, so the count is a budget.
+struct ServerCacheTripsTests {
+    /// The index uses of both caches so far.
+    static func trips(_ server: ImageServer) -> Int {
+        server.results.indexTripCount + (server.manager.cache.diskStorage?.indexTripCount ?? 0)
+    }
+
+    @Test func aColdRequestCostsFourTripsAndADiskHitOne() async throws {
+        // No result memory: the second request must come from the results on disk.
+        try await ServerFixture.with(configure: { $0.memoryCacheSize = 0 }) { fixture in
+            let path = fixture.imagePath("photo.jpg", options: ["resize:fit:40:30"], extension: "png")
+            let before = Self.trips(fixture.server)
+            let cold = try await fixture.request(path)
+            #expect(cold.status == 200 && cold.header("X-Magpie-Cache") == "none")
+            await fixture.server.resultWrites.waitUntilIdle()
+            let coldTrips = Self.trips(fixture.server) - before
+            // The results' lookup, the originals' freshness lookup (which also tells the pipeline not to look for the
+            // bytes), the original's write and the result's write, each write reading the size total under the same
+            // lock. The Last-Modified the response carries comes with the retrieved source, not from another trip.
+            #expect(coldTrips == 4, "a cold request used the indexes \(coldTrips) times")
+            let hitBefore = Self.trips(fixture.server)
+            let hit = try await fixture.request(path)
+            #expect(hit.status == 200 && hit.header("X-Magpie-Cache") == "disk" && hit.body == cold.body)
+            #expect(Self.trips(fixture.server) - hitBefore == 1)
+        }
+    }
+}
