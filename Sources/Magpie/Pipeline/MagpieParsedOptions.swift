@@ -70,7 +70,7 @@ public struct MagpieParsedOptions: Sendable {
         /// Set by ``MagpieOption/decodingOptions(_:)``; default ``ImageDecodingOptions/default``. See also
         /// ``MagpieParsedOptions/effectiveDecodingOptions``.
         public var decodingOptions: ImageDecodingOptions = .default
-        /// Set by ``MagpieOption/backgroundDecode``; default false.
+        /// Set by ``MagpieOption/backgroundDecode``; default false. Read by nothing: the option has no effect (see there).
         public var backgroundDecode: Bool = false
         /// Set by ``MagpieOption/scaleFactor(_:)``; nil (the default): the scale in ``decodingOptions``.
         public var scaleFactor: Double?
