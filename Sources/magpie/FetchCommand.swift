@@ -4,7 +4,7 @@ import Magpie
 
 /// `magpie fetch URL...`: fetch images through the cache and one downloader, concurrently
 /// (repeated URLs share one request), reporting where each came from.
-struct FetchCommand: AsyncParsableCommand {
+struct FetchCommand: AsyncParsableCommand, RetrievalCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetch", abstract: "Fetch images through the caches, the downloader and optional processors.",
         discussion: "Processor specs (--processor):\n" + ImageProcessorSpec.grammar)
@@ -14,15 +14,7 @@ struct FetchCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @OptionGroup var cacheFolder: CacheFolderOptions
-
-    @Option(help: "The cache's name (its folder below --cache-dir).")
-    var name = "default"
-
-    @Option(name: .customLong("size-limit"), parsing: .unconditional, help: ArgumentHelp(
-        "The disk cache's size limit for this run, e.g. 500MB, 2GiB, 1048576 (bytes); 0 for none (the default).",
-        valueName: "size"))
-    var sizeLimit: ByteCount?
+    @OptionGroup var namedCache: NamedCacheOptions
 
     @Option(name: .customLong("out"), help: "Write each image's bytes into this folder.")
     var outDirectory: String?
@@ -45,11 +37,7 @@ struct FetchCommand: AsyncParsableCommand {
     @Flag(name: .customLong("cache-original"), help: "With a processor, also keep the downloaded bytes in the cache.")
     var cacheOriginal = false
 
-    @OptionGroup var cachePolicy: CachePolicyOptions
-
-    @OptionGroup var timing: TimeoutOption
-
-    @OptionGroup var retrying: RetryOptions
+    @OptionGroup var policy: RetrievalPolicyOptions
 
     @Flag(help: """
         One JSON object per URL: url, cacheType, served (fresh, revalidated, stale, downloaded), revalidated, bytes, ms, \
@@ -60,28 +48,23 @@ struct FetchCommand: AsyncParsableCommand {
     func validate() throws {
         guard !(forceRefresh && onlyFromCache) else { throw ValidationError("--force-refresh and --only-from-cache exclude each other") }
         guard !(revalidate && onlyFromCache) else { throw ValidationError("--revalidate and --only-from-cache exclude each other") }
-        if let downsample, PixelSize(parsing: downsample) == nil { throw ValidationError("--downsample must look like 256x256") }
-        _ = try processorOption(processor)
+        try validateProcessing()
     }
 
     func run() async throws {
         global.bootstrapLogging()
-        let cache = cacheFolder.openCache(named: name, sizeLimit: sizeLimit)
+        let cache = namedCache.openCache()
         if let error = cache.diskError {
             report(["error": "\(error)"], line: "fetch: \(error)")
             throw ExitCode(1)
         }
-        let downloader = global.makeDownloader(timeout: timing.timeout, retry: retrying.strategy)
-        let manager = ImageManager(downloader: downloader, cache: cache)
+        let manager = makeManager(cache: cache)
         // The process exits right after: disk writes must be finished before a result is reported.
         var options: [MagpieOption] = [.waitForCache]
-        if let processor = try processorOption(processor) { options.append(.processor(processor)) }
-        if let size = downsample.flatMap(PixelSize.init(parsing:)) { options.append(.downsampling(size)) }
         if cacheOriginal { options.append(.cacheOriginalImage) }
-        if forceRefresh { options.append(.forceRefresh) }
         if onlyFromCache { options.append(.onlyFromCache) }
         if revalidate { options.append(.revalidate) }
-        options += try cachePolicy.magpieOptions()
+        options += try retrievalOptions()
         if let outDirectory {
             do {
                 try FileManager.default.createDirectory(atPath: outDirectory, withIntermediateDirectories: true)
@@ -100,10 +83,8 @@ struct FetchCommand: AsyncParsableCommand {
             }
             return await group.reduce(0) { $0 + ($1 ? 0 : 1) }
         }
-        // The disk writes and stale-while-revalidate revalidations run in the background: without this, a fetch that
-        // exits at once loses them. The results are printed already.
-        await manager.shutdown()
-        try? await downloader.shutdown()
+        // The results are printed already; what runs in the background still has to finish.
+        await shutDown(manager)
         if failures > 0 { throw ExitCode(1) }
     }
 

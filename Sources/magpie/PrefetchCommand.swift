@@ -6,7 +6,7 @@ import Synchronization
 
 /// `magpie prefetch (--list FILE | URL...)`: warm a cache with many images through `ImagePrefetcher`,
 /// with a progress bar, a summary, and a clean stop on Ctrl-C.
-struct PrefetchCommand: AsyncParsableCommand {
+struct PrefetchCommand: AsyncParsableCommand, RetrievalCommand {
     static let configuration = CommandConfiguration(
         commandName: "prefetch", abstract: "Download many images into a cache, N at a time, with progress.",
         discussion: """
@@ -34,15 +34,7 @@ struct PrefetchCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @OptionGroup var cacheFolder: CacheFolderOptions
-
-    @Option(help: "The cache's name (its folder below --cache-dir).")
-    var name = "default"
-
-    @Option(name: .customLong("size-limit"), parsing: .unconditional, help: ArgumentHelp(
-        "The disk cache's size limit for this run, e.g. 500MB, 2GiB, 1048576 (bytes); 0 for none (the default).",
-        valueName: "size"))
-    var sizeLimit: ByteCount?
+    @OptionGroup var namedCache: NamedCacheOptions
 
     @Option(help: "How many images are retrieved at once (1...256).")
     var concurrency = 8
@@ -56,11 +48,7 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Flag(name: .customLong("force-refresh"), help: "Download even what is cached.")
     var forceRefresh = false
 
-    @OptionGroup var cachePolicy: CachePolicyOptions
-
-    @OptionGroup var timing: TimeoutOption
-
-    @OptionGroup var retrying: RetryOptions
+    @OptionGroup var policy: RetrievalPolicyOptions
 
     @Flag(help: """
         One JSON object per line on stdout. Per URL, as it finishes: url, status (completed, skipped or failed), \
@@ -74,8 +62,7 @@ struct PrefetchCommand: AsyncParsableCommand {
             throw ValidationError(urls.isEmpty ? "give URLs or --list FILE" : "give URLs or --list FILE, not both")
         }
         guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 256") }
-        if let downsample, PixelSize(parsing: downsample) == nil { throw ValidationError("--downsample must look like 256x256") }
-        _ = try processorOption(processor)
+        try validateProcessing()
     }
 
     func run() async throws {
@@ -102,21 +89,14 @@ struct PrefetchCommand: AsyncParsableCommand {
         // A prefetch never reads an image back from memory (the list is deduplicated first), so the memory cache only
         // needs to serve the run's own coalescing: with the default (a quarter of RAM) the soak's peak RSS grew by
         // ~600 KB per URL of the list.
-        let cache = cacheFolder.openCache(named: name, memoryLimit: 16 << 20, sizeLimit: sizeLimit)
+        let cache = namedCache.openCache(memoryLimit: 16 << 20)
         if let error = cache.diskError {
             printError("prefetch: \(error)")
             throw ExitCode(1)
         }
         // --concurrency is the number of parallel downloads, also to a single host.
-        let downloader = global.makeDownloader(timeout: timing.timeout, concurrency: concurrency, retry: retrying.strategy)
-        let manager = ImageManager(downloader: downloader, cache: cache)
-        var options: [MagpieOption] = []
-        if let processor = try processorOption(processor) { options.append(.processor(processor)) }
-        if let size = downsample.flatMap(PixelSize.init(parsing:)) { options.append(.downsampling(size)) }
-        if forceRefresh { options.append(.forceRefresh) }
-        options += try cachePolicy.magpieOptions()
-
-        let prefetcher = ImagePrefetcher(sources: sources, options: options, manager: manager)
+        let manager = makeManager(cache: cache, concurrency: concurrency)
+        let prefetcher = ImagePrefetcher(sources: sources, options: try retrievalOptions(), manager: manager)
         prefetcher.maxConcurrentDownloads = concurrency
         let outcomes = prefetcher.outcomes
         let bar = ProgressBar(total: sources.count + invalid.count, title: "prefetch", style: global.style(for: .standardError))
@@ -131,8 +111,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         }
         let interrupted = interrupts.interrupted
         report.finish(interrupted: interrupted)
-        await manager.shutdown()
-        try? await downloader.shutdown()
+        await shutDown(manager)
         // Still watching: a Ctrl-C during the shutdown is a second one and exits at once.
         withExtendedLifetime(interrupts) {}
         if interrupted { throw ExitCode(130) }

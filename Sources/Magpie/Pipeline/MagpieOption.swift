@@ -84,8 +84,10 @@ public enum MagpieOption: Sendable {
     // MARK: Decoding and processing
     /// How downloaded and cached bytes are decoded (target size, first frame only, limits, …).
     case decodingOptions(ImageDecodingOptions)
-    /// Kingfisher's option, accepted for familiarity: Magpie always decodes and processes on the manager's
-    /// ``ImageManager/processingExecutor``, off the cooperative pool, so this changes nothing.
+    /// Kingfisher's option (decode off the calling thread), accepted for compatibility and without effect: Magpie
+    /// never decodes on the caller. Downloaded bytes and cached originals are decoded and processed on the manager's
+    /// ``ImageManager/processingExecutor``, disk hits decoded on the cache's ``ImageCache/codingExecutor`` (both off
+    /// the cooperative pool), and the image handed back is decoded pixels, with nothing left to decode later.
     case backgroundDecode
     /// The scale (pixels per point) given to the resulting image.
     case scaleFactor(Double)

@@ -127,6 +127,29 @@ struct ImageManagerOptionTests {
         try await fixture.stop()
     }
 
+    @Test func backgroundDecodeChangesNeitherTheVariantNorTheImageAndDiskHitsDecodeOnTheCodingExecutor() async throws {
+        // The option is parsed and read by nothing: the pipeline never decodes on the caller with or without it.
+        #expect(MagpieParsedOptions([.backgroundDecode]).readsPlainMemoryEntry)
+        let fixture = try await Fixture.start()
+        let url = fixture.url("/img/pic.png")
+        let manager = fixture.manager(fixture.cache())
+        let downloaded = try await manager.retrieveImage(with: url)
+        let fromMemory = try await manager.retrieveImage(with: url, options: [.backgroundDecode])
+        #expect(fromMemory.cacheType == .memory)
+        #expect(fromMemory.image == downloaded.image)
+        // A fresh cache over the same folder: a disk hit, decoded on the cache's executor, not in the calling task.
+        let coding = BoundedExecutor(name: "test.coding", width: 1)
+        let disk = try DiskStorage(config: DiskStorage.Config(
+            name: "manager", directory: fixture.folder.url, expiration: .seconds(1000), clock: fixture.clock.clock))
+        let cache = ImageCache(name: "manager", memoryCache: MemoryStorage(), dataCache: disk, codingExecutor: coding)
+        let fromDisk = try await fixture.manager(cache).retrieveImage(with: url, options: [.backgroundDecode])
+        #expect(fromDisk.cacheType == .disk)
+        #expect(fromDisk.image == downloaded.image)
+        #expect(coding.peakRunningCount == 1)
+        #expect(fixture.origin.requestCount(path: "/img/pic.png") == 1)
+        try await fixture.stop()
+    }
+
     @Test func concurrentMissesNeverProcessMoreAtOnceThanTheExecutorHasSlots() async throws {
         let fixture = try await Fixture.start()
         let executor = BoundedExecutor(name: "test.processing", width: 2)
