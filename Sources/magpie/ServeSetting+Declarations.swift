@@ -11,6 +11,30 @@ extension ServeSetting {
         DecimalText.format(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
     }
 
+    /// A setting that sets one field when a layer gives it: a whole number above 0.
+    private static func count(
+        _ key: String, _ field: WritableKeyPath<ServeSettings, Int> & Sendable, help: String
+    ) -> ServeSetting {
+        ServeSetting(key, .value("n"), help: help, apply: { s, r in if let value = try r.positive { s[keyPath: field] = value } },
+            shown: { String($0[keyPath: field]) })
+    }
+
+    /// A setting that sets one field when a layer gives it: a size (`50MB`).
+    private static func size(
+        _ key: String, _ field: WritableKeyPath<ServeSettings, Int> & Sendable, help: String
+    ) -> ServeSetting {
+        ServeSetting(key, .value("size"), help: help, apply: { s, r in if let value = try r.bytes { s[keyPath: field] = value } },
+            shown: { String($0[keyPath: field]) })
+    }
+
+    /// A setting that sets one field when a layer gives it: a positive number of seconds.
+    private static func duration(
+        _ key: String, _ field: WritableKeyPath<ServeSettings, Duration> & Sendable, help: String
+    ) -> ServeSetting {
+        ServeSetting(key, .value("seconds"), help: help, apply: { s, r in if let value = try r.seconds { s[keyPath: field] = value } },
+            shown: { seconds($0[keyPath: field]) })
+    }
+
     static let host = ServeSetting("host", .value("address"), help: "Address to listen on (default 127.0.0.1).",
         apply: { s, r in s.host = r.string ?? s.host }, shown: { $0.host })
 
@@ -55,28 +79,16 @@ extension ServeSetting {
     ]
 
     private static let limits: [ServeSetting] = [
-        ServeSetting("maxSourceBytes", .value("size"), help: "Largest source, e.g. 50MB (default 50MB).",
-            apply: { s, r in s.server.maximumSourceBytes = try r.bytes ?? s.server.maximumSourceBytes },
-            shown: { String($0.server.maximumSourceBytes) }),
-        ServeSetting("maxPixels", .value("n"), help: "Most pixels per frame of a source, from its header (default 50000000).",
-            apply: { s, r in s.server.maximumPixels = try r.positive ?? s.server.maximumPixels }, shown: { String($0.server.maximumPixels) }),
-        ServeSetting("maxFrames", .value("n"), help: "Most frames in an animated source (default 1000).",
-            apply: { s, r in s.server.maximumFrames = try r.positive ?? s.server.maximumFrames }, shown: { String($0.server.maximumFrames) }),
-        ServeSetting("maxResultDimension", .value("n"), help: "Most pixels along either side of a result (default 16384).",
-            apply: { s, r in s.server.maximumResultDimension = try r.positive ?? s.server.maximumResultDimension },
-            shown: { String($0.server.maximumResultDimension) }),
-        ServeSetting("maxWorkingMemory", .value("size"), help: "Most memory one processing step of a job may use, e.g. 512MB (default 1GiB).",
-            apply: { s, r in s.server.maximumWorkingMemory = try r.bytes ?? s.server.maximumWorkingMemory },
-            shown: { String($0.server.maximumWorkingMemory) }),
-        ServeSetting("maxOptions", .value("n"), help: "Most option segments in one URL, presets expanded (default 64).",
-            apply: { s, r in s.server.maximumOptions = try r.positive ?? s.server.maximumOptions }, shown: { String($0.server.maximumOptions) }),
-        ServeSetting("downloadTimeout", .value("seconds"), help: "Seconds a source download may take (default 10).",
-            apply: { s, r in s.server.downloadTimeout = try r.seconds ?? s.server.downloadTimeout }, shown: { seconds($0.server.downloadTimeout) }),
-        ServeSetting("processingTimeout", .value("seconds"), help: "Seconds a job may wait for a worker, and may take (default 20).",
-            apply: { s, r in s.server.processingTimeout = try r.seconds ?? s.server.processingTimeout },
-            shown: { seconds($0.server.processingTimeout) }),
-        ServeSetting("workers", .value("n"), help: "Processing jobs at once (default: the number of cores).",
-            apply: { s, r in s.server.workers = try r.positive ?? s.server.workers }, shown: { String($0.server.workers) }),
+        size("maxSourceBytes", \.server.maximumSourceBytes, help: "Largest source, e.g. 50MB (default 50MB)."),
+        count("maxPixels", \.server.maximumPixels, help: "Most pixels per frame of a source, from its header (default 50000000)."),
+        count("maxFrames", \.server.maximumFrames, help: "Most frames in an animated source (default 1000)."),
+        count("maxResultDimension", \.server.maximumResultDimension, help: "Most pixels along either side of a result (default 16384)."),
+        size("maxWorkingMemory", \.server.maximumWorkingMemory,
+            help: "Most memory one processing step of a job may use, e.g. 512MB (default 1GiB)."),
+        count("maxOptions", \.server.maximumOptions, help: "Most option segments in one URL, presets expanded (default 64)."),
+        duration("downloadTimeout", \.server.downloadTimeout, help: "Seconds a source download may take (default 10)."),
+        duration("processingTimeout", \.server.processingTimeout, help: "Seconds a job may wait for a worker, and may take (default 20)."),
+        count("workers", \.server.workers, help: "Processing jobs at once (default: the number of cores)."),
         ServeSetting("queue", .value("n"), help: "Jobs waiting for a worker before requests get 429 (default 8 x workers).",
             apply: { s, r in if let queue = try r.nonNegative { s.server.queueLength = queue } },
             shown: { String($0.server.effectiveQueueLength) }),
@@ -86,10 +98,8 @@ extension ServeSetting {
         ServeSetting("maxAge", .value("seconds"), help: "Cache-Control max-age of images, in seconds (default 31536000, one year).",
             apply: { s, r in if let age = try r.nonNegative { s.server.maxAge = .seconds(age) } },
             shown: { String($0.server.maxAge.components.seconds) }),
-        ServeSetting("diskCacheSize", .value("size"), help: "Disk budget for sources and results (default 2GiB).",
-            apply: { s, r in s.server.diskCacheSize = try r.bytes ?? s.server.diskCacheSize }, shown: { String($0.server.diskCacheSize) }),
-        ServeSetting("memoryCacheSize", .value("size"), help: "Memory for encoded results (default 128MiB).",
-            apply: { s, r in s.server.memoryCacheSize = try r.bytes ?? s.server.memoryCacheSize }, shown: { String($0.server.memoryCacheSize) }),
+        size("diskCacheSize", \.server.diskCacheSize, help: "Disk budget for sources and results (default 2GiB)."),
+        size("memoryCacheSize", \.server.memoryCacheSize, help: "Memory for encoded results (default 128MiB)."),
         ServeSetting("preset", .list("name=options"), help: "A named option list: NAME=option/option/... (repeatable); used as preset:NAME.",
             apply: { s, r in
                 for preset in r.strings {
@@ -157,8 +167,7 @@ extension ServeSetting {
     ]
 
     private static let lifecycle: [ServeSetting] = [
-        ServeSetting("shutdownTimeout", .value("seconds"), help: "Seconds requests in flight get to finish on SIGTERM/SIGINT (default 30).",
-            apply: { s, r in s.shutdownTimeout = try r.seconds ?? s.shutdownTimeout }, shown: { seconds($0.shutdownTimeout) }),
+        duration("shutdownTimeout", \.shutdownTimeout, help: "Seconds requests in flight get to finish on SIGTERM/SIGINT (default 30)."),
         ServeSetting("drainDelay", .value("seconds"), help: "Seconds /ready answers 503 after SIGTERM while requests are still served (default 0).",
             apply: { s, r in
                 guard let drain = try r.double else { return }
@@ -166,10 +175,8 @@ extension ServeSetting {
                 s.drainDelay = .milliseconds(Int((drain * 1000).rounded()))
             },
             shown: { seconds($0.drainDelay) }),
-        ServeSetting("idleTimeout", .value("seconds"), help: "Seconds an idle keep-alive connection stays open (default 75).",
-            apply: { s, r in s.idleTimeout = try r.seconds ?? s.idleTimeout }, shown: { seconds($0.idleTimeout) }),
-        ServeSetting("headerTimeout", .value("seconds"), help: "Seconds a request head may take from its first byte (default 10).",
-            apply: { s, r in s.headTimeout = try r.seconds ?? s.headTimeout }, shown: { seconds($0.headTimeout) }),
+        duration("idleTimeout", \.idleTimeout, help: "Seconds an idle keep-alive connection stays open (default 75)."),
+        duration("headerTimeout", \.headTimeout, help: "Seconds a request head may take from its first byte (default 10)."),
     ]
 
     static let metricsHost = ServeSetting("metricsHost", .value("address"), help: "Address of the --metrics-port listener (default: --host).",

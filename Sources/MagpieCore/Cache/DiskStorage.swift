@@ -42,6 +42,7 @@ public final class DiskStorage: Sendable {
     private let root: String
     private let index: Mutex<SQLiteDatabase>
     private let indexTrips = Atomic<Int>(0)
+    private let accessTimeFlushes = Atomic<Int>(0)
     /// The payload bytes of all entries as the last write or eviction read them, -1 before the first: what the
     /// metrics' gauge shows after those events without another trip to the index.
     private let knownTotalBytes = Atomic<Int>(-1)
@@ -109,6 +110,10 @@ public final class DiskStorage: Sendable {
 
     /// How many times the index was used (a query or a transaction under its lock) since this storage was opened.
     package var indexTripCount: Int { indexTrips.load(ordering: .relaxed) }
+
+    /// How many of ``indexTripCount`` wrote buffered access times: batches shared by every read of the last second,
+    /// not a cost of any one read.
+    package var accessTimeFlushCount: Int { accessTimeFlushes.load(ordering: .relaxed) }
 
     /// The payload bytes of all entries as the last write or eviction found them; nil before the first.
     package var lastKnownTotalSize: Int? {
@@ -308,6 +313,7 @@ public final class DiskStorage: Sendable {
             return log.entries
         }
         guard !pending.isEmpty else { return }
+        accessTimeFlushes.add(1, ordering: .relaxed)
         try withIndex { db in try db.transaction { try Self.apply(pending, to: db) } }
     }
 
