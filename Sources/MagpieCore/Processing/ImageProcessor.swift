@@ -39,9 +39,18 @@ public protocol ImageProcessor: Sendable {
     /// - Throws: ``MagpieError/decodingFailed(reason:)`` for bytes that do not decode,
     ///   ``MagpieError/processingFailed(reason:)`` for parameters or images the processor cannot work with.
     func process(item: ImageProcessItem, context: ImageProcessingContext) throws -> Image?
+
+    /// The size a decoder may shrink the source to while decoding (JPEG's DCT scaling, SVG's rendering) without
+    /// changing this processor's result, and how that size is measured; nil when the result needs the source whole.
+    /// By default nil; a resize answers its own size, a chain its first processor's. A server decodes its sources
+    /// with it (`ImageDecodingOptions.targetSize`).
+    var decodingTarget: (size: PixelSize, mode: ImageDecodingOptions.ContentMode)? { get }
 }
 
 extension ImageProcessor {
+    /// Nil: the source is decoded whole.
+    public var decodingTarget: (size: PixelSize, mode: ImageDecodingOptions.ContentMode)? { nil }
+
     /// A processor running `self` first and `another` on its result (what `|>` does).
     ///
     /// - Parameter another: The processor that runs second.
@@ -109,6 +118,9 @@ public func |> (left: any ImageProcessor, right: any ImageProcessor) -> any Imag
 public struct ChainedImageProcessor: ImageProcessor {
     /// The processors in the order they run, flattened (never a nested chain, never a default one).
     public let processors: [any ImageProcessor]
+
+    /// The first processor's: what runs later works on its output, not on the source.
+    public var decodingTarget: (size: PixelSize, mode: ImageDecodingOptions.ContentMode)? { processors.first?.decodingTarget }
 
     /// `first` then `second`; chains are flattened and default processors dropped.
     ///

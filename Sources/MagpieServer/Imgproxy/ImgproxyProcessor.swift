@@ -9,6 +9,10 @@ import Magpie
 public struct ImgproxyProcessor: ImageProcessor {
     /// The options.
     public let options: ImgproxyOptions
+
+    /// The options' (``ImgproxyOptions/decodingTarget``): imgproxy's one resize, when nothing before it needs the
+    /// source whole.
+    public var decodingTarget: (size: PixelSize, mode: ImageDecodingOptions.ContentMode)? { options.decodingTarget }
     /// The server's watermark image and its name, drawn when the options ask for one; nil when none is configured.
     public let watermark: (image: Image, name: String)?
     /// What finds faces or objects for `sm` before attention is used; nil for attention alone.

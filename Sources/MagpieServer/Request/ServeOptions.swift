@@ -178,14 +178,11 @@ public struct ServeOptions: Sendable, Equatable {
         return normalized
     }
 
-    /// The size a decoder may shrink the source to while decoding without changing the result: imgproxy's
-    /// (``ImgproxyOptions/decodingTarget``) when its pipeline runs, else the first processor's when it is a resize.
+    /// The size a decoder may shrink the source to while decoding without changing the result: what the request's
+    /// processor says (``ImageProcessor/decodingTarget``: imgproxy's or thumbor's pipeline when it runs, else the first
+    /// of Magpie's processors when it is a resize).
     public var decodingTarget: (size: PixelSize, mode: ImageDecodingOptions.ContentMode)? {
-        if let thumbor { return thumbor.decodingTarget }
-        if !imgproxy.isDefault { return imgproxy.decodingTarget }
-        let first = (processor as? ChainedImageProcessor)?.processors.first ?? processor
-        guard let resize = first as? ResizingImageProcessor else { return nil }
-        return (resize.referenceSize, resize.mode == .aspectFit ? .aspectFit : .aspectFill)
+        pipeline().decodingTarget
     }
 
     /// The quality a format is written at when neither the URL nor the server sets one: its coder's

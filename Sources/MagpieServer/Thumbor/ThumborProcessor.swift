@@ -9,6 +9,9 @@ import Magpie
 public struct ThumborProcessor: ImageProcessor {
     /// The options.
     public let options: ThumborOptions
+
+    /// The options' (``ThumborOptions/decodingTarget``): the default crop to a size given in pixels.
+    public var decodingTarget: (size: PixelSize, mode: ImageDecodingOptions.ContentMode)? { options.decodingTarget }
     /// What finds faces or objects for `smart` before attention; nil for attention alone.
     public let detector: (any FocalPointDetecting)?
     /// The images of the options' `watermark(…)` filters, by URL (the server fetches them first); a watermark whose

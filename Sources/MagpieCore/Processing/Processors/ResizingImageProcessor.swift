@@ -57,6 +57,12 @@ public struct ResizingImageProcessor: ImageProcessor {
     /// back.
     public var identifier: String { "resize:\(referenceSize):\(mode.specName)" }
 
+    /// ``referenceSize``, fitted for ``ContentMode/aspectFit`` and filled otherwise: a source decoded at least that
+    /// large resizes to the same result.
+    public var decodingTarget: (size: PixelSize, mode: ImageDecodingOptions.ContentMode)? {
+        (referenceSize, mode == .aspectFit ? .aspectFit : .aspectFill)
+    }
+
     /// The resized image, every frame alike.
     ///
     /// - Parameters:
