@@ -33,9 +33,9 @@ public final class ImageCache: Sendable {
     /// of 1,000 small images ran ~14 % slower when the thumbnails' encodes waited there).
     public let codingExecutor: BoundedExecutor
 
-    /// The memory layer (the same object as ``memoryCache``), under Kingfisher's name: its limits change on a live
-    /// cache, `cache.memoryStorage.config.totalCostLimit = 64 << 20`. Cast to ``MemoryStorage`` for its statistics.
-    public var memoryStorage: any MemoryCaching { memoryCache }
+    /// The memory layer when it is the built-in ``MemoryStorage``, under Kingfisher's name (its limits change on a
+    /// live cache: `cache.memoryStorage?.config.totalCostLimit = 64 << 20`); nil for another ``MemoryCaching``.
+    public var memoryStorage: MemoryStorage? { memoryCache as? MemoryStorage }
     /// The data layer when it is the built-in ``DiskStorage`` (files, verification); nil for another backend or none.
     public var diskStorage: DiskStorage? { dataCache as? DiskStorage }
 

@@ -173,7 +173,7 @@ import MagpieOrigin
             f.serve("a.png", ["Cache-Control": "no-store, max-age=1000"])
             let first = try await f.get("a.png")
             #expect(first.served == .downloaded && first.image.width == 64)
-            #expect(f.cache.memoryStorage.containsImage(forKey: f.url("a.png").absoluteString) == false)
+            #expect(f.cache.memoryCache.containsImage(forKey: f.url("a.png").absoluteString) == false)
             #expect(f.cache.isCached(forKey: f.url("a.png").absoluteString) == false)
             #expect(try await f.get("a.png").served == .downloaded)
             #expect(f.requests("a.png") == 2)

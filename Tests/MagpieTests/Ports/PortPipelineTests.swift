@@ -97,8 +97,19 @@ struct PortPipelineTests {
         #expect(memory.keys == [Self.url.absoluteString])
         #expect(try await manager.retrieveImage(with: Self.url).cacheType == .memory)
         #expect(memory.hits >= 1)
-        #expect(manager.cache.memoryStorage as? MemoryStorage == nil)
+        #expect(manager.cache.memoryStorage == nil)
         #expect(manager.cachedType(for: .network(Self.url)) == .memory)
+    }
+
+    @Test func aMemoryCacheWithLimitsOfItsOwnConformsWithoutMemoryStoragesTypes() async throws {
+        let memory = DictionaryMemoryCache()
+        memory.countLimit = 1
+        let cache = cache(memory: memory, data: InMemoryDataCache())
+        let image = Image(pixels: try TestImages.gradient(width: 4, height: 4))
+        await cache.store(image, forKey: "a", toDisk: false)
+        await cache.store(image, forKey: "b", toDisk: false)
+        #expect(memory.keys == ["b"], "its own count limit, which the pipeline never reads")
+        #expect(cache.memoryStorage == nil && cache.memoryCache === memory)
     }
 
     @Test func concurrentCallersOfOneVariantMakeOneLoadThroughTheLoaderPort() async throws {

@@ -78,19 +78,20 @@ final class InMemoryDataCache: DataCaching {
     func totalDataSize() async throws -> Int { entries.withLock { $0.values.reduce(0) { $0 + $1.data.count } } }
 }
 
-/// A memory cache in a dictionary, without expiry, enforcing only the count limit (by dropping any entry): the
-/// smallest ``MemoryCaching`` backend.
+/// A memory cache in a dictionary, without expiry, enforcing only a count limit of its own (by dropping any entry):
+/// the smallest ``MemoryCaching`` backend. It names none of ``MemoryStorage``'s types.
 final class DictionaryMemoryCache: MemoryCaching {
     private let images = Mutex<[String: Image]>([:])
     private let reads = Atomic<Int>(0)
-    private let settings = Mutex(MemoryStorage.Config(cleanInterval: 0))
+    private let limit = Mutex(Int.max)
 
-    var config: MemoryStorage.Config {
-        get { settings.withLock { $0 } }
+    /// Most entries held; lowering it drops entries at once.
+    var countLimit: Int {
+        get { limit.withLock { $0 } }
         set {
-            settings.withLock { $0 = newValue }
+            limit.withLock { $0 = newValue }
             images.withLock { images in
-                while images.count > max(newValue.countLimit, 0), let key = images.keys.first { images[key] = nil }
+                while images.count > max(newValue, 0), let key = images.keys.first { images[key] = nil }
             }
         }
     }
@@ -105,7 +106,7 @@ final class DictionaryMemoryCache: MemoryCaching {
     }
 
     func storeImage(_ image: Image, forKey key: String, expiration: StorageExpiration?) {
-        let limit = config.countLimit
+        let limit = countLimit
         images.withLock { images in
             images[key] = image
             while images.count > max(limit, 0), let other = images.keys.first(where: { $0 != key }) { images[other] = nil }
