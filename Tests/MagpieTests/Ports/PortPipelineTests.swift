@@ -112,6 +112,19 @@ struct PortPipelineTests {
         #expect(cache.memoryStorage == nil && cache.memoryCache === memory)
     }
 
+    @Test func theLoaderReceivesTheRetrievalsNetworkOptionsAsItsOwnRequest() async throws {
+        let loader = ScriptedLoader([Self.url: .init(data: Self.png)])
+        let manager = ImageManager(loader: loader, cache: cache(data: InMemoryDataCache()))
+        let reports = Recorder<Int64>()
+        _ = try await manager.retrieveImage(
+            with: Self.url, options: [.downloadPriority(0.9), .downloadTimeout(.seconds(7))],
+            progressBlock: { received, _ in reports.append(received) })
+        let call = try #require(loader.calls.first)
+        #expect(call.priority == 0.9 && call.timeout == .seconds(7) && call.validators == nil)
+        #expect(call.spoolDirectory == nil, "a data cache without files offers no spool folder")
+        #expect(reports.all.last == Int64(Self.png.count), "the request's progress reaches the caller")
+    }
+
     @Test func concurrentCallersOfOneVariantMakeOneLoadThroughTheLoaderPort() async throws {
         let gate = SharedWorkTests.Gate()
         let loader = ScriptedLoader([Self.url: .init(data: Self.png)], gate: gate)

@@ -126,6 +126,8 @@ final class ScriptedLoader: ImageDataLoading {
         let url: URL
         let validators: HTTPValidators?
         let priority: Double
+        let timeout: Duration?
+        let spoolDirectory: URL?
     }
 
     struct Answer: Sendable {
@@ -147,14 +149,16 @@ final class ScriptedLoader: ImageDataLoading {
     var calls: [Call] { log.withLock { $0 } }
     func set(_ url: URL, _ answer: Answer) { script.withLock { $0[url] = answer } }
 
-    func loadImageData(
-        for source: Source, options: ImageDownloadOptions, progress: DownloadProgressHandler?
-    ) async throws -> ImageDataResult {
-        guard case .network(let resource) = source else {
-            throw MagpieError.requestFailed(reason: .unsupportedScheme(source.url ?? URL(string: "about:blank")!))
+    func loadImageData(_ request: ImageDataRequest) async throws -> ImageDataResult {
+        guard case .network(let resource) = request.source else {
+            throw MagpieError.requestFailed(reason: .unsupportedScheme(request.source.url ?? URL(string: "about:blank")!))
         }
         let url = resource.downloadURL
-        log.withLock { $0.append(Call(url: url, validators: options.validators, priority: options.priority)) }
+        log.withLock {
+            $0.append(Call(
+                url: url, validators: request.validators, priority: request.priority, timeout: request.timeout,
+                spoolDirectory: request.spoolDirectory))
+        }
         await gate?.wait()
         guard let answer = script.withLock({ $0[url] }) else {
             throw MagpieError.responseFailed(reason: .badStatus(HTTPResponseInfo(url: url, statusCode: 404, headers: [])))
@@ -162,11 +166,11 @@ final class ScriptedLoader: ImageDataLoading {
         var headers = [HTTPHeaderField(name: "Content-Type", value: "image/png")]
         if let etag = answer.etag { headers.append(HTTPHeaderField(name: "ETag", value: etag)) }
         if let maxAge = answer.maxAge { headers.append(HTTPHeaderField(name: "Cache-Control", value: "max-age=\(Int(maxAge))")) }
-        if let etag = options.validators?.etag, etag == answer.etag {
+        if let etag = request.validators?.etag, etag == answer.etag {
             let response = HTTPResponseInfo(url: url, statusCode: 304, headers: headers)
             return ImageDataResult(data: Data(), url: url, response: response, notModified: true, metrics: DownloadMetrics())
         }
-        progress?(DownloadProgress(receivedBytes: answer.data.count, expectedBytes: answer.data.count))
+        request.progress?(DownloadProgress(receivedBytes: answer.data.count, expectedBytes: answer.data.count))
         let response = HTTPResponseInfo(url: url, statusCode: 200, headers: headers)
         return ImageDataResult(data: answer.data, url: url, response: response, notModified: false, metrics: DownloadMetrics())
     }
