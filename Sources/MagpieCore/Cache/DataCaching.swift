@@ -69,10 +69,6 @@ public protocol DataCaching: AnyObject, Sendable {
     /// The bytes held by all entries.
     func totalDataSize() async throws -> Int
 
-    /// A folder on the same volume as the entries where a loader may write a large body as it arrives (and keep an
-    /// interrupted one to resume); nil when the backend has none (loaders then use their own).
-    var spoolDirectory: URL? { get }
-
     /// Makes everything accepted so far durable (buffered bookkeeping such as access times included), so a
     /// process may exit. ``ImageCache/flush()`` calls it after its own pending writes finish.
     func flush() async throws
@@ -81,9 +77,6 @@ public protocol DataCaching: AnyObject, Sendable {
 extension DataCaching {
     /// Nothing to write: a backend whose calls are durable when they return.
     public func flush() async throws {}
-
-    /// No folder: a backend without files.
-    public var spoolDirectory: URL? { nil }
 }
 
 /// One entry of a ``DataCaching`` backend: its bytes and what is known about them.

@@ -11,9 +11,6 @@ extension DiskStorage: DataCaching {
     /// The clock of ``DiskStorage/Config/clock``.
     public var clock: CacheClock { config.clock }
 
-    /// `spool` in the storage's folder: large downloads are written there, on the entries' volume.
-    public var spoolDirectory: URL? { directoryURL.appendingPathComponent("spool", isDirectory: true) }
-
     /// ``entry(forKey:extendingExpiration:)`` on the I/O executor.
     public func cachedEntry(forKey key: String, extendingExpiration: ExpirationExtending?) async throws -> DataCacheEntry? {
         try await onIOExecutor {

@@ -38,6 +38,10 @@ public final class DiskStorage: Sendable {
     }
     /// `<directory>/<name>`: the cache's own folder.
     public let directoryURL: URL
+    /// `spool` in the storage's folder, created at opening (leftovers of processes that are gone are removed then):
+    /// Magpie's `ImageManager` has large downloads written there, on the entries' volume, rather than in the system's
+    /// temporary folder.
+    public var spoolDirectory: URL { directoryURL.appendingPathComponent("spool", isDirectory: true) }
 
     private let root: String
     private let index: Mutex<SQLiteDatabase>

@@ -125,6 +125,18 @@ struct PortPipelineTests {
         #expect(reports.all.last == Int64(Self.png.count), "the request's progress reaches the caller")
     }
 
+    @Test func theLoaderIsOfferedTheDiskStoragesSpoolFolderOnTheEntriesVolume() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.cleanUp() }
+        let loader = ScriptedLoader([Self.url: .init(data: Self.png)])
+        let disk = try DiskStorage(config: DiskStorage.Config(name: "spool-offer", directory: folder.url))
+        let manager = ImageManager(
+            loader: loader, cache: ImageCache(name: "ports-disk", memoryCache: MemoryStorage(config: .init(cleanInterval: 0)), dataCache: disk))
+        _ = try await manager.retrieveImage(with: Self.url, options: [.waitForCache])
+        #expect(loader.calls.first?.spoolDirectory == disk.spoolDirectory)
+        await manager.shutdown()
+    }
+
     @Test func concurrentCallersOfOneVariantMakeOneLoadThroughTheLoaderPort() async throws {
         let gate = SharedWorkTests.Gate()
         let loader = ScriptedLoader([Self.url: .init(data: Self.png)], gate: gate)
