@@ -50,8 +50,10 @@ extension DiskStorage: DataCaching {
         try await onIOExecutor { try self.removeExpired() + self.enforceSizeLimit() }
     }
 
-    /// ``isCached(forKey:)`` (one indexed SQLite lookup, run where it is called).
-    public func containsData(forKey key: String) -> Bool { isCached(forKey: key) }
+    /// ``isCached(forKey:)`` (one indexed SQLite lookup) on the I/O executor; false when the call is cancelled.
+    public func containsData(forKey key: String) async -> Bool {
+        (try? await onIOExecutor { self.isCached(forKey: key) }) ?? false
+    }
 
     /// ``totalSize()`` on the I/O executor.
     public func totalDataSize() async throws -> Int {

@@ -165,7 +165,7 @@ import MagpieOrigin
         let manager = ImageManager(downloader: downloader, cache: cache)
         let result = try await manager.retrieveImage(with: URL(string: origin.url("/img/noise.png"))!, options: [.waitForCache])
         #expect(result.image.width == 256 && downloader.statistics.spooledBodies == 1)
-        #expect(cache.isCached(forKey: origin.url("/img/noise.png")))
+        #expect(await cache.isCached(forKey: origin.url("/img/noise.png")))
         let spool = try #require(cache.diskStorage?.spoolDirectory)
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: spool.path)) ?? ["missing"]).isEmpty)
         await manager.shutdown()

@@ -33,6 +33,7 @@ struct PortPipelineTests {
         #expect(await memoryHit.data() == Self.png, "a hit hands back the cached bytes, as Kingfisher's result.data()")
         // A manager with an empty memory layer over the same data cache: a disk hit, no load.
         let second = ImageManager(loader: loader, cache: cache(data: data))
+        #expect(await second.cachedType(for: .network(Self.url)) == .disk, "the data cache port is asked, and awaited")
         let hit = try await second.retrieveImage(with: Self.url)
         #expect(hit.cacheType == .disk)
         #expect(await hit.data() == Self.png)
@@ -98,7 +99,7 @@ struct PortPipelineTests {
         #expect(try await manager.retrieveImage(with: Self.url).cacheType == .memory)
         #expect(memory.hits >= 1)
         #expect(manager.cache.memoryStorage == nil)
-        #expect(manager.cachedType(for: .network(Self.url)) == .memory)
+        #expect(await manager.cachedType(for: .network(Self.url)) == .memory)
     }
 
     @Test func aMemoryCacheWithLimitsOfItsOwnConformsWithoutMemoryStoragesTypes() async throws {

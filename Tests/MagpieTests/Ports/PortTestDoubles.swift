@@ -70,7 +70,7 @@ final class InMemoryDataCache: DataCaching {
         }
     }
 
-    func containsData(forKey key: String) -> Bool {
+    func containsData(forKey key: String) async -> Bool {
         let now = clock.now()
         return entries.withLock { $0[key].map { !$0.metadata.isExpired(at: now) } ?? false }
     }
