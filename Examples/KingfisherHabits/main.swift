@@ -3,7 +3,7 @@ import Magpie
 
 let url = URL(string: CommandLine.arguments.dropFirst().first ?? "https://example.com/photo.jpg")!
 let cache = ImageCache(name: "thumbs", cacheDirectoryURL: nil)  // its own folder, named once
-cache.memoryStorage.config.totalCostLimit = 64 << 20  // limits change on a live cache
+cache.memoryStorage?.config.totalCostLimit = 64 << 20  // limits change on a live cache
 cache.diskStorage?.config.sizeLimit = 500 << 20  // (diskStorage is nil when the folder is unusable)
 let manager = ImageManager(downloader: .default, cache: cache)
 let modifier = AnyModifier { request in

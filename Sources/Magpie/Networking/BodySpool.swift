@@ -29,13 +29,17 @@ final class BodySpool {
     }
 
     let directory: String
+    /// The URL whose body this is: a spool failure is that download's
+    /// (``MagpieError/RequestFailureReason/spoolFailed(_:path:message:)``).
+    let url: URL
     private(set) var path: String
     private var fd: Int32
     /// Bytes in the file.
     private(set) var size: Int
 
-    private init(directory: String, path: String, fd: Int32, size: Int) {
+    private init(directory: String, url: URL, path: String, fd: Int32, size: Int) {
         self.directory = directory
+        self.url = url
         self.path = path
         self.fd = fd
         self.size = size
@@ -54,13 +58,25 @@ final class BodySpool {
         return "resume-" + String(hash, radix: 16)
     }
 
-    /// A new, empty spool file in `directory`.
-    static func create(in directory: String) throws -> BodySpool {
-        try CacheFileSystem.createDirectory(directory)
+    /// A new, empty spool file in `directory` for the body of `url`.
+    ///
+    /// - Throws: ``MagpieError/RequestFailureReason/spoolFailed(_:path:message:)`` when the folder or the file cannot
+    ///   be made.
+    static func create(in directory: String, for url: URL) throws -> BodySpool {
+        do {
+            try LocalFileSystem.createDirectory(directory)
+        } catch {
+            throw failure(url, error)
+        }
         let path = directory + "/\(getpid())-\(UInt64.random(in: 0...UInt64.max)).part"
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw CacheFileSystem.writeError(path, errno) }
-        return BodySpool(directory: directory, path: path, fd: fd, size: 0)
+        guard fd >= 0 else { throw failure(url, FileSystemError(.write, path: path, code: errno)) }
+        return BodySpool(directory: directory, url: url, path: path, fd: fd, size: 0)
+    }
+
+    /// A spool file's failure as the download's own: the body could not be kept, whatever the server did.
+    static func failure(_ url: URL, _ error: FileSystemError) -> MagpieError {
+        .requestFailed(reason: .spoolFailed(url, path: error.path, message: error.message))
     }
 
     /// The interrupted body of `request` in `directory`, claimed for this exchange (renamed, so no other exchange
@@ -85,19 +101,21 @@ final class BodySpool {
             unlink(claimed)
             return nil
         }
-        return (BodySpool(directory: directory, path: claimed, fd: fd, size: Int(info.st_size)), resumable)
+        return (BodySpool(directory: directory, url: request.url, path: claimed, fd: fd, size: Int(info.st_size)), resumable)
     }
 
     /// Appends `bytes`.
     func append(_ bytes: UnsafeRawBufferPointer) throws {
-        let code = CacheFileSystem.writeAll(fd, bytes)
-        guard code == 0 else { throw CacheFileSystem.writeError(path, code) }
+        let code = LocalFileSystem.writeAll(fd, bytes)
+        guard code == 0 else { throw Self.failure(url, FileSystemError(.write, path: path, code: code)) }
         size += bytes.count
     }
 
     /// Empties the file (the origin answered 200 to a range request: the body starts over).
     func truncate() throws {
-        guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else { throw CacheFileSystem.writeError(path, errno) }
+        guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else {
+            throw Self.failure(url, FileSystemError(.write, path: path, code: errno))
+        }
         size = 0
     }
 
@@ -109,7 +127,7 @@ final class BodySpool {
         do {
             return try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
         } catch {
-            throw MagpieError.cacheFailed(reason: .cannotRead(path: path, message: "cannot map the downloaded body: \(error)"))
+            throw Self.failure(url, FileSystemError(.read, path: path, message: "cannot map the downloaded body: \(error)"))
         }
     }
 

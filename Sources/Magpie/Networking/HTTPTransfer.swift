@@ -180,7 +180,7 @@ struct HTTPTransfer: Sendable {
         var spool = appendingTo
         if spool != nil { onSpool(true) }
         if spool == nil, let threshold, let spoolDirectory, let expected, expected > threshold {
-            spool = try BodySpool.create(in: spoolDirectory)
+            spool = try BodySpool.create(in: spoolDirectory, for: request.url)
             onSpool(false)
         }
         var data = Data()
@@ -194,7 +194,7 @@ struct HTTPTransfer: Sendable {
                 }
                 if spool == nil, let threshold, let spoolDirectory, data.count + chunk.readableBytes > threshold {
                     // Unknown length, and past the threshold: the rest goes to a file, and what came so far with it.
-                    let created = try BodySpool.create(in: spoolDirectory)
+                    let created = try BodySpool.create(in: spoolDirectory, for: request.url)
                     try data.withUnsafeBytes { try created.append($0) }
                     data = Data()
                     spool = created

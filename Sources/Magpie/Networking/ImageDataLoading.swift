@@ -5,8 +5,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The loader port: the bytes of a ``Source``, with progress, HTTP validators in (a conditional request)
-/// and out (the response's, to cache). ``ImageDownloader`` implements it over HTTP(S) and the data
+/// The loader port: the bytes of a ``Source``, asked for with an ``ImageDataRequest`` (progress, HTTP validators in
+/// for a conditional request) and handed back with the response's validators (to cache). ``ImageDownloader`` implements it over HTTP(S) and the data
 /// providers; ``DataProviderLoader`` implements it with the providers alone (no network). An
 /// ``ImageManager`` takes any loader: a loader of your own (an object store's SDK, a signed-URL
 /// fetcher, a scripted one in tests) is one type that conforms.
@@ -16,43 +16,36 @@ import Foundation
 /// (``SharedWork`` does that), honour cancellation, and answer a conditional request whose
 /// validators still match with a result whose ``ImageDataResult/notModified`` is true and no data.
 public protocol ImageDataLoading: Sendable {
-    /// The bytes of `source`.
+    /// The bytes of `request.source`.
     ///
-    /// - Parameters:
-    ///   - source: A network resource or a data provider.
-    ///   - options: Priority, timeout, modifier, redirect handler, retry strategy and, for a conditional
-    ///     request, ``ImageDownloadOptions/validators``.
-    ///   - progress: Called with progress reports while the bytes arrive.
+    /// - Parameter request: The source, and how to fetch it: priority, timeout, modifier, redirect handler, retry
+    ///   strategy, a spool folder, progress and, for a conditional load, ``ImageDataRequest/validators``.
     /// - Returns: The bytes with the response (and its validators) they came with, or a `notModified` result.
     /// - Throws: A ``MagpieError`` (``MagpieError/requestFailed(reason:)``, ``MagpieError/responseFailed(reason:)``);
     ///   a provider's own error is turned into one by the manager.
-    func loadImageData(
-        for source: Source, options: ImageDownloadOptions, progress: DownloadProgressHandler?
-    ) async throws -> ImageDataResult
+    func loadImageData(_ request: ImageDataRequest) async throws -> ImageDataResult
 
-    /// The headers a load of `source` with `options` would send (after modifiers, with the loader's defaults): what a
-    /// cached response's `Vary` is matched against before it is served. The default, for loaders without HTTP, is none.
+    /// The headers a load of `request` would send (after modifiers, with the loader's defaults): what a cached
+    /// response's `Vary` is matched against before it is served. The default, for loaders without HTTP, is none.
     ///
-    /// - Parameters:
-    ///   - source: A network resource or a data provider.
-    ///   - options: The options a load would get (their request modifier matters).
-    func requestHeaders(for source: Source, options: ImageDownloadOptions) async throws -> [HTTPHeaderField]
+    /// - Parameter request: The request a load would get (its source and request modifier matter).
+    func requestHeaders(for request: ImageDataRequest) async throws -> [HTTPHeaderField]
 }
 
 extension ImageDataLoading {
     /// No headers: a loader without HTTP.
-    public func requestHeaders(for source: Source, options: ImageDownloadOptions) async throws -> [HTTPHeaderField] { [] }
+    public func requestHeaders(for request: ImageDataRequest) async throws -> [HTTPHeaderField] { [] }
 }
 
 extension ImageDownloader: ImageDataLoading {
-    /// Downloads a network source (``downloadData(with:options:progress:)``, shared with concurrent callers of
-    /// the same request) or reads a provider source. With a ``Configuration/networkAccessPolicy``, a provider that reads
-    /// a `file:` or `data:` URL is refused (``MagpieError/RequestFailureReason/networkAccessRefused(_:reason:)``).
-    public func loadImageData(
-        for source: Source, options: ImageDownloadOptions, progress: DownloadProgressHandler?
-    ) async throws -> ImageDataResult {
-        switch source {
-        case .network(let resource): return try await downloadData(with: resource.downloadURL, options: options, progress: progress)
+    /// Downloads a network source (``downloadData(with:options:progress:)`` with the request mapped to
+    /// ``ImageDownloadOptions``, shared with concurrent callers of the same request) or reads a provider source. With a
+    /// ``Configuration/networkAccessPolicy``, a provider that reads a `file:` or `data:` URL is refused
+    /// (``MagpieError/RequestFailureReason/networkAccessRefused(_:reason:)``).
+    public func loadImageData(_ request: ImageDataRequest) async throws -> ImageDataResult {
+        switch request.source {
+        case .network(let resource):
+            return try await downloadData(with: resource.downloadURL, options: ImageDownloadOptions(request), progress: request.progress)
         case .provider(let provider):
             // `URL.convertToSource()` turns `file:` and `data:` URLs into providers before they get here.
             if networkGuard != nil, let url = provider.contentURL, !["http", "https"].contains(url.scheme?.lowercased() ?? "") {
@@ -63,9 +56,9 @@ extension ImageDownloader: ImageDataLoading {
     }
 
     /// The modified request's headers with the `User-Agent` and `Accept` the downloader adds.
-    public func requestHeaders(for source: Source, options: ImageDownloadOptions) async throws -> [HTTPHeaderField] {
-        guard case .network(let resource) = source else { return [] }
-        return try await sentHeaders(url: resource.downloadURL, options: options)
+    public func requestHeaders(for request: ImageDataRequest) async throws -> [HTTPHeaderField] {
+        guard case .network(let resource) = request.source else { return [] }
+        return try await sentHeaders(url: resource.downloadURL, options: ImageDownloadOptions(request))
     }
 }
 
@@ -76,11 +69,9 @@ public struct DataProviderLoader: ImageDataLoading {
     /// A loader.
     public init() {}
 
-    /// The provider's bytes; a `file:` or `data:` URL read directly.
-    public func loadImageData(
-        for source: Source, options: ImageDownloadOptions, progress: DownloadProgressHandler?
-    ) async throws -> ImageDataResult {
-        switch source {
+    /// The provider's bytes; a `file:` or `data:` URL read directly. The request's network settings do not apply.
+    public func loadImageData(_ request: ImageDataRequest) async throws -> ImageDataResult {
+        switch request.source {
         case .provider(let provider): return try await Self.provide(provider)
         case .network(let resource):
             guard case .provider(let provider) = resource.convertToSource() else {

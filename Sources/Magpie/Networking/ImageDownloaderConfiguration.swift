@@ -33,8 +33,8 @@ extension ImageDownloader {
         /// memory (and resumes nothing).
         public var bodyFileThreshold: Int? = 4 * 1024 * 1024
         /// Where large bodies are written when a request names no folder (``ImageDownloadOptions/spoolDirectory``; the
-        /// manager passes its data cache's, on the same volume as the entries). Default: `magpie-spool` in the
-        /// system's temporary folder.
+        /// manager passes its ``DiskStorage``'s ``DiskStorage/spoolDirectory``, on the same volume as the entries).
+        /// Default: `magpie-spool` in the system's temporary folder.
         public var spoolDirectory: URL = FileManager.default.temporaryDirectory.appendingPathComponent("magpie-spool")
         /// Most redirects followed for one request; one more fails with
         /// ``MagpieError/RequestFailureReason/tooManyRedirects(_:chain:)``. Default 10.

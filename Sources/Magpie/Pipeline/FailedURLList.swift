@@ -71,7 +71,7 @@ public final class FailedURLList: Sendable {
         switch error {
         case .requestFailed(reason: .recentlyFailed), .requestFailed(reason: .cancelledByModifier),
             .requestFailed(reason: .dataProviderFailed), .requestFailed(reason: .redirectRefused),
-            .requestFailed(reason: .networkAccessRefused),
+            .requestFailed(reason: .networkAccessRefused), .requestFailed(reason: .spoolFailed),
             .responseFailed(reason: .tooLarge), .processingFailed, .cacheFailed, .encodingFailed:
             return false
         default:

@@ -73,7 +73,7 @@ extension ImageManager {
     /// The headers the loader would send for this request.
     private func requestHeaders(_ request: RetrievalRequest) async throws -> [HTTPHeaderField] {
         let loader: any ImageDataLoading = request.options.downloader ?? self.loader
-        return try await loader.requestHeaders(for: request.source, options: request.options.downloadOptions())
+        return try await loader.requestHeaders(for: request.loaderRequest())
     }
 
     /// Decides how the cached entry of `request` may be used, revalidating or replacing it when needed.
@@ -147,8 +147,7 @@ extension ImageManager {
     ) async throws -> Freshness {
         let clock = stored.first?.cache.clock ?? request.cache.dataCache?.clock ?? .system
         let requestTime = clock.now()
-        let fetched = try await load(
-            request.source, request: request, validators: conditional ? stored.first?.metadata.validators : nil, progress: progress)
+        let fetched = try await load(request, validators: conditional ? stored.first?.metadata.validators : nil, progress: progress)
         let fresh = fetched.response.map {
             $0.validators.stamped(requestTime: requestTime, responseTime: clock.now(), requestHeaders: fetched.requestHeaders)
         } ?? HTTPValidators()

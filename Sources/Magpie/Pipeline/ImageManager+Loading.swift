@@ -197,29 +197,27 @@ extension ImageManager {
     ) async throws -> (data: Data, response: HTTPResponseInfo?, validators: HTTPValidators, metrics: DownloadMetrics?) {
         let clock = request.cache.dataCache?.clock ?? .system
         let requestTime = clock.now()
-        let fetched = try await load(request.source, request: request, validators: nil, progress: progress)
+        let fetched = try await load(request, validators: nil, progress: progress)
         guard case .network = request.source, let response = fetched.response else { return (fetched.data, nil, .init(), nil) }
         let validators = response.validators.stamped(
             requestTime: requestTime, responseTime: clock.now(), requestHeaders: fetched.requestHeaders)
         return (fetched.data, response, validators, fetched.metrics)
     }
 
-    /// One load through the loader; a network source is checked against and recorded in the failed-URL list.
+    /// One load of the request's source through the loader; a network source is checked against and recorded in the
+    /// failed-URL list.
     func load(
-        _ source: Source, request: RetrievalRequest, validators: HTTPValidators?, progress: DownloadProgressHandler?
+        _ request: RetrievalRequest, validators: HTTPValidators?, progress: DownloadProgressHandler?
     ) async throws -> ImageDataResult {
         let options = request.options
-        let url: URL? = if case .network(let resource) = source { resource.downloadURL } else { nil }
+        let url: URL? = if case .network(let resource) = request.source { resource.downloadURL } else { nil }
         if let url, !options.retryFailed, let previous = failedURLs.failure(for: url) {
             counters.failedFast.add(1, ordering: .relaxed)
             throw MagpieError.requestFailed(reason: .recentlyFailed(url, previous: previous))
         }
         let loader: any ImageDataLoading = options.downloader ?? self.loader
         do {
-            // Large bodies are spooled next to the data cache's entries (same volume), not in the system's temporary folder.
-            let fetched = try await loader.loadImageData(
-                for: source, options: options.downloadOptions(validators: validators, spoolDirectory: request.cache.dataCache?.spoolDirectory),
-                progress: progress)
+            let fetched = try await loader.loadImageData(request.loaderRequest(validators: validators, progress: progress))
             if url != nil { counters.downloads.add(1, ordering: .relaxed) }
             return fetched
         } catch {

@@ -325,9 +325,9 @@ public final class ImageManager: Sendable {
     ///   - source: The source to look for.
     ///   - options: Options that pick the cache, processor and decode variant, as for a retrieval.
     /// - Returns: ``CacheType/memory``, ``CacheType/disk`` or ``CacheType/none``.
-    public func cachedType(for source: Source, options: [MagpieOption]? = nil) -> CacheType {
+    public func cachedType(for source: Source, options: [MagpieOption]? = nil) async -> CacheType {
         let request = RetrievalRequest(manager: self, source: source, options: parse(options ?? []))
-        return request.cache.imageCachedType(
+        return await request.cache.imageCachedType(
             forKey: request.key, processorIdentifier: request.variantIdentifier, decodingOptions: request.readDecoding)
     }
 

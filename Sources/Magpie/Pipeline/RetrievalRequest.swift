@@ -60,6 +60,21 @@ struct RetrievalRequest: Sendable {
         return copy
     }
 
+    /// What the loader is asked for: this retrieval's network options, a conditional load's validators, and, when the
+    /// cache's data layer is a ``DiskStorage``, its spool folder (a large body is written on the volume it will be
+    /// stored on, not in the system's temporary folder). Another data cache offers no folder: the loader uses its own.
+    ///
+    /// - Parameters:
+    ///   - validators: A cached copy's validators, for a conditional load; nil for an unconditional one.
+    ///   - progress: Receives the load's progress.
+    func loaderRequest(validators: HTTPValidators? = nil, progress: DownloadProgressHandler? = nil) -> ImageDataRequest {
+        ImageDataRequest(
+            source: source, priority: options.downloadPriority, timeout: options.downloadTimeout,
+            requestModifier: options.requestModifier, redirectHandler: options.redirectHandler,
+            retryStrategy: options.retryStrategy, validators: validators, spoolDirectory: cache.diskStorage?.spoolDirectory,
+            progress: progress)
+    }
+
     /// How the caches are asked for the variant.
     var retrieval: ImageCacheRetrievalOptions {
         ImageCacheRetrievalOptions(

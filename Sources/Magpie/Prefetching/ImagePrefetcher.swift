@@ -235,7 +235,7 @@ public final class ImagePrefetcher: Sendable {
         while let index = claim() {
             let source = sources[index]
             let outcome: PrefetchOutcome
-            let cached = forceRefresh ? CacheType.none : manager.cachedType(for: source, options: options)
+            let cached = if forceRefresh { CacheType.none } else { await manager.cachedType(for: source, options: options) }
             if cached.cached {
                 outcome = .skipped(source, cached)
             } else {

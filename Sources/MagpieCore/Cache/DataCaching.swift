@@ -9,8 +9,8 @@ import Foundation
 /// backend of your own (an object store, a shared cache service, memory for tests) is one type that
 /// conforms, handed to ``ImageCache/init(name:memoryCache:dataCache:)``.
 ///
-/// Every method but ``containsData(forKey:)`` is async: a backend that blocks (files, SQLite) runs its
-/// work on an executor of its own, never on Swift's cooperative pool. Keys are the ones
+/// Every method is async: a backend that blocks (files, SQLite) runs its work on an executor of its own, never on
+/// Swift's cooperative pool. Keys are the ones
 /// ``ImageCache`` computes (``CacheKey``); a backend stores them as given.
 public protocol DataCaching: AnyObject, Sendable {
     /// The clock entries' dates are measured with (a test clock makes expiry and `max-age` testable).
@@ -60,18 +60,14 @@ public protocol DataCaching: AnyObject, Sendable {
     /// Removes expired entries, then what a size limit asks; returns what went (backend-defined names).
     func removeExpiredData() async throws -> [String]
 
-    /// Whether an unexpired entry is stored under `key`. Synchronous, for quick checks such as the
-    /// prefetcher's; it must be cheap.
+    /// Whether an unexpired entry is stored under `key`, without reading its bytes (the prefetcher's skip check, the
+    /// cache-type check). A backend that cannot tell (an unreadable index, a cancelled call) answers false.
     ///
     /// - Parameter key: The entry's key.
-    func containsData(forKey key: String) -> Bool
+    func containsData(forKey key: String) async -> Bool
 
     /// The bytes held by all entries.
     func totalDataSize() async throws -> Int
-
-    /// A folder on the same volume as the entries where a loader may write a large body as it arrives (and keep an
-    /// interrupted one to resume); nil when the backend has none (loaders then use their own).
-    var spoolDirectory: URL? { get }
 
     /// Makes everything accepted so far durable (buffered bookkeeping such as access times included), so a
     /// process may exit. ``ImageCache/flush()`` calls it after its own pending writes finish.
@@ -81,9 +77,6 @@ public protocol DataCaching: AnyObject, Sendable {
 extension DataCaching {
     /// Nothing to write: a backend whose calls are durable when they return.
     public func flush() async throws {}
-
-    /// No folder: a backend without files.
-    public var spoolDirectory: URL? { nil }
 }
 
 /// One entry of a ``DataCaching`` backend: its bytes and what is known about them.

@@ -11,9 +11,6 @@ extension DiskStorage: DataCaching {
     /// The clock of ``DiskStorage/Config/clock``.
     public var clock: CacheClock { config.clock }
 
-    /// `spool` in the storage's folder: large downloads are written there, on the entries' volume.
-    public var spoolDirectory: URL? { directoryURL.appendingPathComponent("spool", isDirectory: true) }
-
     /// ``entry(forKey:extendingExpiration:)`` on the I/O executor.
     public func cachedEntry(forKey key: String, extendingExpiration: ExpirationExtending?) async throws -> DataCacheEntry? {
         try await onIOExecutor {
@@ -53,8 +50,10 @@ extension DiskStorage: DataCaching {
         try await onIOExecutor { try self.removeExpired() + self.enforceSizeLimit() }
     }
 
-    /// ``isCached(forKey:)`` (one indexed SQLite lookup, run where it is called).
-    public func containsData(forKey key: String) -> Bool { isCached(forKey: key) }
+    /// ``isCached(forKey:)`` (one indexed SQLite lookup) on the I/O executor; false when the call is cancelled.
+    public func containsData(forKey key: String) async -> Bool {
+        (try? await onIOExecutor { self.isCached(forKey: key) }) ?? false
+    }
 
     /// ``totalSize()`` on the I/O executor.
     public func totalDataSize() async throws -> Int {

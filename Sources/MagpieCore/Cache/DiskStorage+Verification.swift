@@ -111,7 +111,7 @@ extension DiskStorage {
             }
         }
         report.orphans = try orphans(db: db, root: root, repair: repair)
-        report.temporaryFiles = CacheFileSystem.contents(of: root + "/tmp").count
+        report.temporaryFiles = LocalFileSystem.contents(of: root + "/tmp").count
         return report
     }
 
@@ -134,7 +134,7 @@ extension DiskStorage {
             guard let reason = Self.damage(of: current, at: path(of: current.fileName), check: nil) else { return (current, nil) }
             if repair {
                 try db.run("DELETE FROM entries WHERE name = ?", [.text(current.fileName)])
-                CacheFileSystem.remove(path(of: current.fileName))
+                LocalFileSystem.remove(path(of: current.fileName))
             }
             return (current, reason)
         }
@@ -154,16 +154,13 @@ extension DiskStorage {
     ) -> DamageReason? {
         let data: Data
         do {
-            guard let read = try CacheFileSystem.read(path) else { return .missingFile }
+            guard let read = try LocalFileSystem.read(path) else { return .missingFile }
             data = read
-        } catch let error as MagpieError {
-            if case .cacheFailed(.cannotRead(_, let message)) = error { return .unreadable(message: message) }
-            return .unreadable(message: "\(error)")
         } catch {
-            return .unreadable(message: "\(error)")
+            return .unreadable(message: error.message)
         }
         if data.count != entry.size { return .sizeMismatch(expected: entry.size, actual: data.count) }
-        let checksum = CacheFileSystem.checksum(data)
+        let checksum = LocalFileSystem.checksum(data)
         if checksum != entry.checksum { return .checksumMismatch(expected: entry.checksum, actual: checksum) }
         do {
             try check?(entry, data)
@@ -178,7 +175,7 @@ extension DiskStorage {
         try db.transaction {
             let count = try db.run(
                 "DELETE FROM entries WHERE name = ? AND checksum = ?", [.text(entry.fileName), .integer(Int64(entry.checksum))])
-            if count > 0 { CacheFileSystem.remove(path(of: entry.fileName)) }
+            if count > 0 { LocalFileSystem.remove(path(of: entry.fileName)) }
         }
     }
 
@@ -187,15 +184,15 @@ extension DiskStorage {
     private func orphans(db: SQLiteDatabase, root: String, repair: Bool) throws -> [String] {
         var found: [String] = []
         let entries = root + "/entries"
-        for bucket in CacheFileSystem.contents(of: entries).sorted() {
+        for bucket in LocalFileSystem.contents(of: entries).sorted() {
             let folder = entries + "/" + bucket
-            guard case .success(let kind) = CacheFileSystem.kind(of: folder) else { continue }
+            guard case .success(let kind) = LocalFileSystem.kind(of: folder) else { continue }
             guard kind == .directory else {
                 // A stray file beside the buckets.
                 try confirmOrphan(entries + "/" + bucket, relative: "entries/" + bucket, name: nil, db: db, repair: repair, into: &found)
                 continue
             }
-            for name in CacheFileSystem.contents(of: folder).sorted() {
+            for name in LocalFileSystem.contents(of: folder).sorted() {
                 let indexed = name.hasPrefix(bucket) ? name : nil
                 if let indexed, try Self.lookup(db, indexed) != nil { continue }
                 try confirmOrphan(folder + "/" + name, relative: "entries/\(bucket)/\(name)", name: indexed, db: db, repair: repair, into: &found)
@@ -209,9 +206,9 @@ extension DiskStorage {
         _ path: String, relative: String, name: String?, db: SQLiteDatabase, repair: Bool, into found: inout [String]
     ) throws {
         let orphaned = try db.transaction { () throws -> Bool in
-            guard CacheFileSystem.exists(path) else { return false }
+            guard LocalFileSystem.exists(path) else { return false }
             if let name, try Self.lookup(db, name) != nil { return false }
-            if repair { CacheFileSystem.remove(path) }
+            if repair { LocalFileSystem.remove(path) }
             return true
         }
         if orphaned { found.append(relative) }

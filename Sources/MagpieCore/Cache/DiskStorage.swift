@@ -38,6 +38,10 @@ public final class DiskStorage: Sendable {
     }
     /// `<directory>/<name>`: the cache's own folder.
     public let directoryURL: URL
+    /// `spool` in the storage's folder, created at opening (leftovers of processes that are gone are removed then):
+    /// Magpie's `ImageManager` has large downloads written there, on the entries' volume, rather than in the system's
+    /// temporary folder.
+    public var spoolDirectory: URL { directoryURL.appendingPathComponent("spool", isDirectory: true) }
 
     private let root: String
     private let index: Mutex<SQLiteDatabase>
@@ -68,13 +72,16 @@ public final class DiskStorage: Sendable {
     public init(config: Config) throws {
         settings = Mutex(config)
         directoryURL = config.directory.appendingPathComponent(config.name, isDirectory: true)
-        root = directoryURL.path
-        try CacheFileSystem.createDirectory(root + "/tmp")
-        for bucket in 0..<256 {
-            try CacheFileSystem.createDirectory(root + "/entries/" + UInt8(bucket).hexDigits)
+        let root = directoryURL.path
+        self.root = root
+        try Self.files { () throws(FileSystemError) in
+            try LocalFileSystem.createDirectory(root + "/tmp")
+            for bucket in 0..<256 {
+                try LocalFileSystem.createDirectory(root + "/entries/" + UInt8(bucket).hexDigits)
+            }
         }
         Self.removeAbandonedTemporaryFiles(in: root + "/tmp")
-        try CacheFileSystem.createDirectory(root + "/spool")
+        try Self.files { () throws(FileSystemError) in try LocalFileSystem.createDirectory(root + "/spool") }
         // File times are real ones: compared with the real clock, not the configured (possibly injected) one.
         Self.removeAbandonedSpoolFiles(in: root + "/spool", now: Date())
         let database = try SQLiteDatabase(path: Self.indexPath(root: root))
@@ -151,9 +158,9 @@ public final class DiskStorage: Sendable {
             throw MagpieError.cacheFailed(reason: .entryTooLarge(key: key, size: data.count, limit: config.sizeLimit))
         }
         let name = fileName(forKey: key)
-        let temporary = root + "/tmp/" + CacheFileSystem.temporaryName()
-        try CacheFileSystem.writeNewFile(temporary, data, sync: config.syncsToDisk)
-        let checksum = CacheFileSystem.checksum(data)
+        let temporary = root + "/tmp/" + LocalFileSystem.temporaryName()
+        try Self.files { () throws(FileSystemError) in try LocalFileSystem.writeNewFile(temporary, data, sync: config.syncsToDisk) }
+        let checksum = LocalFileSystem.checksum(data)
         let pid = Int64(getpid())
         let total: Int?
         do {
@@ -164,7 +171,7 @@ public final class DiskStorage: Sendable {
                 try db.run("INSERT INTO pending (name, pid) VALUES (?, ?)", [.text(name), .integer(pid)])
                 do {
                     try db.transaction {
-                        try CacheFileSystem.rename(temporary, path(of: name))
+                        try Self.files { () throws(FileSystemError) in try LocalFileSystem.rename(temporary, path(of: name)) }
                         try db.run(Self.upsert, [
                             .text(name), .text(key), .integer(Int64(data.count)), .real(now.timeIntervalSince1970),
                             .real(now.timeIntervalSince1970), .real(expires.timeIntervalSince1970),
@@ -189,7 +196,7 @@ public final class DiskStorage: Sendable {
                 return bytes
             }
         } catch {
-            CacheFileSystem.remove(temporary)
+            LocalFileSystem.remove(temporary)
             throw error
         }
         if let total { knownTotalBytes.store(total, ordering: .relaxed) }
@@ -369,7 +376,7 @@ public final class DiskStorage: Sendable {
         let removed = try withIndex { db in
             try db.transaction { () throws -> Bool in
                 let count = try db.run("DELETE FROM entries WHERE name = ?", [.text(name)])
-                CacheFileSystem.remove(path(of: name))
+                LocalFileSystem.remove(path(of: name))
                 return count > 0
             }
         }
@@ -384,7 +391,7 @@ public final class DiskStorage: Sendable {
             try db.transaction { () throws -> [String] in
                 let names = try Self.names(db, "SELECT name FROM entries", [])
                 try db.run("DELETE FROM entries")
-                for name in names { CacheFileSystem.remove(path(of: name)) }
+                for name in names { LocalFileSystem.remove(path(of: name)) }
                 return names
             }
         }
@@ -402,7 +409,7 @@ public final class DiskStorage: Sendable {
             try db.transaction { () throws -> [String] in
                 let names = try Self.names(db, "SELECT name FROM entries WHERE expires <= ?", [.real(now)])
                 try db.run("DELETE FROM entries WHERE expires <= ?", [.real(now)])
-                for name in names { CacheFileSystem.remove(path(of: name)) }
+                for name in names { LocalFileSystem.remove(path(of: name)) }
                 return names
             }
         }
@@ -510,8 +517,8 @@ public final class DiskStorage: Sendable {
     private func verifiedPayload(_ name: String, _ metadata: EntryMetadata) throws -> (Data, EntryMetadata)? {
         var expected = metadata
         for attempt in 0..<2 {
-            if let data = try CacheFileSystem.read(path(of: name)),
-                data.count == expected.size, CacheFileSystem.checksum(data) == expected.checksum
+            if let data = try Self.files({ () throws(FileSystemError) in try LocalFileSystem.read(path(of: name)) }),
+                data.count == expected.size, LocalFileSystem.checksum(data) == expected.checksum
             {
                 return (data, expected)
             }
@@ -532,7 +539,7 @@ public final class DiskStorage: Sendable {
                 let count = try db.run(
                     "DELETE FROM entries WHERE name = ? AND checksum = ? AND expires <= ?",
                     [.text(name), .integer(Int64(checksum)), .real(now?.timeIntervalSince1970 ?? .infinity)])
-                if count > 0 { CacheFileSystem.remove(path(of: name)) }
+                if count > 0 { LocalFileSystem.remove(path(of: name)) }
             }
         }
     }
@@ -588,7 +595,7 @@ public final class DiskStorage: Sendable {
             try db.run(query, arguments) { row in candidates.append((row.text(0) ?? "", Int(row.integer(1)))) }
             for (name, size) in candidates where remaining > 0 {
                 try db.run("DELETE FROM entries WHERE name = ?", [.text(name)])
-                CacheFileSystem.remove(path(of: name))
+                LocalFileSystem.remove(path(of: name))
                 remaining -= size
                 evicted.append(name)
             }
@@ -641,11 +648,11 @@ public final class DiskStorage: Sendable {
     static func reconcilePending(_ db: SQLiteDatabase, root: String, name: String, pid: Int64) {
         let path = root + "/entries/" + name.prefix(2) + "/" + name
         if let metadata = try? lookup(db, name) {
-            if let data = try? CacheFileSystem.read(path), CacheFileSystem.checksum(data) != metadata.checksum {
-                CacheFileSystem.remove(path)
+            if let data = try? LocalFileSystem.read(path), LocalFileSystem.checksum(data) != metadata.checksum {
+                LocalFileSystem.remove(path)
             }
         } else {
-            CacheFileSystem.remove(path)
+            LocalFileSystem.remove(path)
         }
         _ = try? db.run("DELETE FROM pending WHERE name = ? AND pid = ?", [.text(name), .integer(pid)])
     }
@@ -669,23 +676,49 @@ public final class DiskStorage: Sendable {
     /// Interrupted downloads kept to be resumed are kept a day; bodies that dead processes were writing go at once, and
     /// any file untouched for a day goes too (a writer's pid may have been reused by a process that never wrote it).
     private static func removeAbandonedSpoolFiles(in directory: String, now: Date) {
-        for name in CacheFileSystem.contents(of: directory) {
+        for name in LocalFileSystem.contents(of: directory) {
             let path = directory + "/" + name
             if let pid = name.split(separator: "-").first.flatMap({ Int32($0) }), kill(pid, 0) != 0, errno == ESRCH {
-                CacheFileSystem.remove(path)
-            } else if let modified = CacheFileSystem.modificationDate(path), now.timeIntervalSince(modified) > 86_400 {
-                CacheFileSystem.remove(path)
+                LocalFileSystem.remove(path)
+            } else if let modified = LocalFileSystem.modificationDate(path), now.timeIntervalSince(modified) > 86_400 {
+                LocalFileSystem.remove(path)
             }
         }
     }
 
     private static func removeAbandonedTemporaryFiles(in directory: String) {
-        for name in CacheFileSystem.contents(of: directory) {
+        for name in LocalFileSystem.contents(of: directory) {
             guard let pid = name.split(separator: "-").first.flatMap({ Int32($0) }) else {
-                CacheFileSystem.remove(directory + "/" + name)
+                LocalFileSystem.remove(directory + "/" + name)
                 continue
             }
-            if kill(pid, 0) != 0 && errno == ESRCH { CacheFileSystem.remove(directory + "/" + name) }
+            if kill(pid, 0) != 0 && errno == ESRCH { LocalFileSystem.remove(directory + "/" + name) }
+        }
+    }
+}
+
+extension DiskStorage {
+    /// Runs file system calls, reporting their failure as the cache's own: the entries, temporary files and spool
+    /// folder of a cache are the cache's business, whatever layer's calls reached them.
+    static func files<T>(_ body: () throws(FileSystemError) -> T) throws(MagpieError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw .cacheFailed(reason: MagpieError.CacheFailureReason(error))
+        }
+    }
+}
+
+extension MagpieError.CacheFailureReason {
+    /// The cache's reason for a failed file system call: a folder that cannot be made, a file that cannot be written
+    /// (disk full told apart) or read.
+    ///
+    /// - Parameter error: The failed call.
+    package init(_ error: FileSystemError) {
+        switch error.operation {
+        case .createDirectory: self = .cannotCreateDirectory(path: error.path, message: error.message)
+        case .read: self = .cannotRead(path: error.path, message: error.message)
+        case .write: self = .cannotWrite(path: error.path, message: error.message, diskFull: error.isDiskFull)
         }
     }
 }

@@ -91,11 +91,11 @@ extension DiskStorage {
         init(root: String) {
             self.root = root
             let indexPath = DiskStorage.indexPath(root: root)
-            index = Mutex(CacheFileSystem.exists(indexPath) ? try? SQLiteDatabase(path: indexPath, readOnly: true) : nil)
+            index = Mutex(LocalFileSystem.exists(indexPath) ? try? SQLiteDatabase(path: indexPath, readOnly: true) : nil)
         }
 
         private func filePath(_ name: String) -> String? {
-            [root + "/entries/" + name.prefix(2) + "/" + name, root + "/" + name].first(where: CacheFileSystem.exists)
+            [root + "/entries/" + name.prefix(2) + "/" + name, root + "/" + name].first(where: LocalFileSystem.exists)
         }
 
         private var hasIndex: Bool { index.withLock { $0 != nil } }
@@ -122,16 +122,18 @@ extension DiskStorage {
             let withIndex = hasIndex
             let indexed = withIndex ? try indexed(name) : nil
             if withIndex && indexed == nil { return nil }
-            guard let path = filePath(name), let data = try CacheFileSystem.read(path) else { return nil }
+            guard let path = filePath(name),
+                let data = try DiskStorage.files({ () throws(FileSystemError) in try LocalFileSystem.read(path) })
+            else { return nil }
             if let indexed {
                 guard indexed.key == key, !indexed.isExpired(at: now), data.count == indexed.size,
-                    CacheFileSystem.checksum(data) == indexed.checksum
+                    LocalFileSystem.checksum(data) == indexed.checksum
                 else { return nil }
                 return (data, indexed)
             }
             let metadata = EntryMetadata(
                 key: key, fileName: name, size: data.count, created: now, lastAccess: now,
-                expiration: .distantFuture, checksum: CacheFileSystem.checksum(data), validators: Validators())
+                expiration: .distantFuture, checksum: LocalFileSystem.checksum(data), validators: Validators())
             return (data, metadata)
         }
     }

@@ -90,7 +90,7 @@ extension DiskStorage {
         /// - Returns: The limit in bytes.
         public static func defaultSizeLimit(forFolder folder: URL) -> Int {
             let cap = 1 << 30, floor = 16 << 20
-            guard let capacity = CacheFileSystem.fileSystemCapacity(containing: folder.path) else { return cap }
+            guard let capacity = LocalFileSystem.fileSystemCapacity(containing: folder.path) else { return cap }
             return min(cap, max(floor, capacity / 10))
         }
 

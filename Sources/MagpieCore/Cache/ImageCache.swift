@@ -33,9 +33,9 @@ public final class ImageCache: Sendable {
     /// of 1,000 small images ran ~14 % slower when the thumbnails' encodes waited there).
     public let codingExecutor: BoundedExecutor
 
-    /// The memory layer (the same object as ``memoryCache``), under Kingfisher's name: its limits change on a live
-    /// cache, `cache.memoryStorage.config.totalCostLimit = 64 << 20`. Cast to ``MemoryStorage`` for its statistics.
-    public var memoryStorage: any MemoryCaching { memoryCache }
+    /// The memory layer when it is the built-in ``MemoryStorage``, under Kingfisher's name (its limits change on a
+    /// live cache: `cache.memoryStorage?.config.totalCostLimit = 64 << 20`); nil for another ``MemoryCaching``.
+    public var memoryStorage: MemoryStorage? { memoryCache as? MemoryStorage }
     /// The data layer when it is the built-in ``DiskStorage`` (files, verification); nil for another backend or none.
     public var diskStorage: DiskStorage? { dataCache as? DiskStorage }
 
@@ -414,7 +414,8 @@ public final class ImageCache: Sendable {
     // MARK: Inspecting and removing
 
     /// Where the image for `key` is cached, without reading it. The memory layer is checked for
-    /// the variant decoded with `decodingOptions`.
+    /// the variant decoded with `decodingOptions`, at once; the data layer only on a memory miss, and asynchronously
+    /// (for a ``DiskStorage``, an index lookup on its I/O executor, never on the caller's thread).
     ///
     /// - Parameters:
     ///   - key: The source's cache key.
@@ -423,20 +424,22 @@ public final class ImageCache: Sendable {
     /// - Returns: ``CacheType/memory`` before ``CacheType/disk``; ``CacheType/none`` when in neither.
     public func imageCachedType(
         forKey key: String, processorIdentifier: String = "", decodingOptions: ImageDecodingOptions = .default
-    ) -> CacheType {
+    ) async -> CacheType {
         let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
         if memoryCache.containsImage(forKey: Self.memoryKey(computed, decodingOptions: decodingOptions)) { return .memory }
-        if dataCache?.containsData(forKey: computed) == true { return .disk }
+        if let dataCache, await dataCache.containsData(forKey: computed) { return .disk }
         return .none
     }
 
-    /// Whether the image for `key` is in memory (default decode variant) or on disk.
+    /// Whether the image for `key` is in memory (default decode variant) or in the data layer; see
+    /// ``imageCachedType(forKey:processorIdentifier:decodingOptions:)``. For a check that never leaves memory,
+    /// ``retrieveImageInMemoryCache(forKey:processorIdentifier:)``.
     ///
     /// - Parameters:
     ///   - key: The source's cache key.
     ///   - processorIdentifier: The processor variant; `""` (the default) for the original.
-    public func isCached(forKey key: String, processorIdentifier: String = "") -> Bool {
-        imageCachedType(forKey: key, processorIdentifier: processorIdentifier).cached
+    public func isCached(forKey key: String, processorIdentifier: String = "") async -> Bool {
+        await imageCachedType(forKey: key, processorIdentifier: processorIdentifier).cached
     }
 
     /// Removes the image for `key` from the chosen layers. In memory only the default decode

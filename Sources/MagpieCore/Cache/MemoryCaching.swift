@@ -4,7 +4,8 @@
 /// ``ImageCache/init(name:memoryCache:dataCache:)``.
 ///
 /// Calls are synchronous and must be cheap: the pipeline answers a memory hit without suspending.
-/// Keys are the ones ``ImageCache`` computes (``CacheKey``), including the decode variant.
+/// Keys are the ones ``ImageCache`` computes (``CacheKey``), including the decode variant. Limits and their
+/// settings are the implementation's own (``MemoryStorage/config``): the pipeline never reads them.
 public protocol MemoryCaching: AnyObject, Sendable {
     /// The image under `key`; nil when there is none or it expired. A hit counts as a use (LRU order, expiry).
     ///
@@ -36,10 +37,6 @@ public protocol MemoryCaching: AnyObject, Sendable {
     ///
     /// - Parameter key: The entry's key.
     func containsImage(forKey key: String) -> Bool
-
-    /// Limits, default expiry and clock. Settable on a live cache (`cache.memoryStorage.config.totalCostLimit = …`);
-    /// lower limits take effect at once.
-    var config: MemoryStorage.Config { get set }
 }
 
 extension MemoryStorage: MemoryCaching {

@@ -38,10 +38,10 @@ public final class ImageFile: Sendable {
         // Non-blocking, so that opening a FIFO returns (and is refused below) instead of waiting for a writer; reads
         // of a regular file ignore the flag.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { throw Self.failure(path, CacheFileSystem.errorText(errno)) }
+        guard fd >= 0 else { throw Self.failure(path, LocalFileSystem.errorText(errno)) }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
-            let message = CacheFileSystem.errorText(errno)
+            let message = LocalFileSystem.errorText(errno)
             close(fd)
             throw Self.failure(path, message)
         }
@@ -82,7 +82,7 @@ public final class ImageFile: Sendable {
 
     private static func readToEnd(_ fd: Int32, path: String) throws -> Data {
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw failure(path, CacheFileSystem.errorText(errno)) }
+        guard fstat(fd, &info) == 0 else { throw failure(path, LocalFileSystem.errorText(errno)) }
         var data = try read(fd, path: path, offset: 0, count: Int(info.st_size))
         // A file that grew after the size was taken is read to its end.
         while true {
@@ -93,7 +93,7 @@ public final class ImageFile: Sendable {
     }
 
     private static func read(_ fd: Int32, path: String, offset: Int, count: Int) throws -> Data {
-        try CacheFileSystem.read(fd, offset: offset, count: count).mapError { failure(path, $0.text) }.get()
+        try LocalFileSystem.read(fd, path: path, offset: offset, count: count).mapError { failure(path, $0.message) }.get()
     }
 
     private static func failure(_ path: String, _ message: String) -> MagpieError {

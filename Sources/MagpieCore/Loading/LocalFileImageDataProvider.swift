@@ -42,22 +42,21 @@ public struct LocalFileImageDataProvider: ImageDataProvider {
     public func data() async throws -> Data {
         guard fileURL.isFileURL else { throw failure("\(fileURL.absoluteString) is not a file URL") }
         let path = fileURL.path(percentEncoded: false)
-        switch CacheFileSystem.kind(of: path) {
-        case .failure(let error): throw failure("cannot read \(path): \(error.text)")
+        switch LocalFileSystem.kind(of: path) {
+        case .failure(let error): throw failure("cannot read \(path): \(error.message)")
         case .success(.directory): throw failure("cannot read \(path): it is a directory")
         // FIFOs and devices could block or never end.
         case .success(.other): throw failure("cannot read \(path): not a regular file")
         case .success(.regular(let size)): try checkSize(size, path)
         }
-        let data: Data
+        let read: Data?
         do {
-            guard let read = try CacheFileSystem.read(path) else {
-                throw failure("cannot read \(path): \(CacheFileSystem.FileError.notFound.text)")
-            }
-            data = read
-        } catch MagpieError.cacheFailed(reason: .cannotRead(_, let message)) {
-            throw failure("cannot read \(path): \(message)")
+            read = try LocalFileSystem.read(path)
+        } catch {
+            throw failure("cannot read \(path): \(error.message)")
         }
+        // Gone between stat and read.
+        guard let data = read else { throw failure("cannot read \(path): \(LocalFileSystem.notFoundText)") }
         // The file may have grown between stat and read.
         try checkSize(data.count, path)
         return data

@@ -32,6 +32,9 @@ extension MagpieError {
         /// anything was sent: an internal address, a URL outside the allowed sources, or not `http`/`https`. `reason`
         /// is for logs (`127.0.0.1 is loopback`); it names addresses, so do not show it to whoever chose the URL.
         case networkAccessRefused(URL, reason: String)
+        /// A large body could not be written to its spool folder as it arrived, or mapped back from it: a local disk
+        /// problem (full, unwritable), not the server's. `path` is the folder or file, `message` the system's reason.
+        case spoolFailed(URL, path: String, message: String)
         /// An ``ImageDataProvider`` (local file, base64, raw data) failed; `message` says why.
         case dataProviderFailed(cacheKey: String, message: String)
         /// Refused before it was sent: the URL is on the manager's failed-URL list; `previous` is the error it failed
@@ -109,7 +112,7 @@ extension MagpieError.RequestFailureReason: CustomStringConvertible {
         case .unsupportedScheme(let url), .cancelledByModifier(let url), .cancelled(let url),
             .timedOut(let url, _), .connectionFailed(let url, _), .tlsFailed(let url, _),
             .tooManyRedirects(let url, _), .redirectLoop(let url, _), .redirectRefused(let url, _),
-            .networkAccessRefused(let url, _), .recentlyFailed(let url, _):
+            .networkAccessRefused(let url, _), .spoolFailed(let url, _, _), .recentlyFailed(let url, _):
             url
         }
     }
@@ -131,6 +134,7 @@ extension MagpieError.RequestFailureReason: CustomStringConvertible {
                 + chain.dropFirst().map { $0 == url ? "back to it" : $0.absoluteString }.joined(separator: " -> ")
         case .redirectRefused(let url, let location): "redirect from \(url.absoluteString) to \(location.absoluteString) refused"
         case .networkAccessRefused(let url, let reason): "network access to \(url.absoluteString) refused: \(reason)"
+        case .spoolFailed(let url, let path, let message): "cannot spool the body of \(url.absoluteString) to \(path): \(message)"
         case .dataProviderFailed(let key, let message):
             Self.names(message, key) ? message : "data provider \(key) failed: \(message)"
         case .recentlyFailed(_, let previous): "failed recently, not retried: \(previous)"

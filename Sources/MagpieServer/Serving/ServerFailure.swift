@@ -61,6 +61,8 @@ struct ServerFailure: Error, Sendable, Equatable {
         case .invalidURL, .unsupportedScheme: ServerFailure(status: 400, message: "invalid source URL")
         case .dataProviderFailed: ServerFailure(status: 404, message: "source not found", originErrorKind: "local")
         case .cancelled, .cancelledByModifier: ServerFailure(status: 503, message: "cancelled")
+        // The server's own disk, as a cache failure is.
+        case .spoolFailed: ServerFailure(status: 500, message: "internal error")
         case .recentlyFailed(_, let previous): ServerFailure(mapping: previous)
         }
     }

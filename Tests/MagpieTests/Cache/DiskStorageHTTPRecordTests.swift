@@ -134,7 +134,7 @@ import Glibc
     @Test func theSpoolDirectoryIsInTheCacheFolderAndExistsAfterOpening() throws {
         let folder = try TemporaryFolder(); defer { folder.cleanUp() }
         let disk = try Self.storage(folder)
-        let spool = try #require(disk.spoolDirectory)
+        let spool = disk.spoolDirectory
         #expect(spool.standardizedFileURL == disk.directoryURL.appendingPathComponent("spool").standardizedFileURL)
         var isDirectory: ObjCBool = false
         #expect(FileManager.default.fileExists(atPath: spool.path, isDirectory: &isDirectory) && isDirectory.boolValue)
@@ -144,7 +144,7 @@ import Glibc
         let folder = try TemporaryFolder(); defer { folder.cleanUp() }
         // The real time: a kept body's age is its file's modification time measured by the storage's clock.
         let clock = TestClock(start: Date())
-        let spool = try #require(try Self.storage(folder, clock: clock).spoolDirectory)
+        let spool = try Self.storage(folder, clock: clock).spoolDirectory
         let deadWriter = spool.appendingPathComponent("2147483000-123.part")
         let liveWriter = spool.appendingPathComponent("\(getpid())-456.part")
         let resumable = spool.appendingPathComponent("resume-abc.part")

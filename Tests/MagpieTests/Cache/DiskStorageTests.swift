@@ -84,6 +84,21 @@ struct DiskStorageTests {
         #expect(try disk.value(forKey: "never") == nil)
     }
 
+    @Test func containsDataIsAnIndexLookupRunOnTheIOExecutor() async throws {
+        let folder = try TemporaryFolder(); defer { folder.cleanUp() }
+        let clock = TestClock()
+        let executor = BoundedExecutor(name: "contains-test", width: 1)
+        let disk = try DiskStorage(config: .init(
+            name: "contains", directory: folder.url, expiration: .seconds(100), sweepInterval: 0, clock: clock.clock, ioExecutor: executor))
+        try disk.store(payload(1), forKey: "k")
+        #expect(executor.peakRunningCount == 0)
+        #expect(await disk.containsData(forKey: "k"))
+        #expect(executor.peakRunningCount == 1, "the SQLite lookup ran as a job of the storage's I/O executor")
+        #expect(!(await disk.containsData(forKey: "other")))
+        clock.advance(101)
+        #expect(!(await disk.containsData(forKey: "k")), "an expired entry is not contained")
+    }
+
     @Test func removeExpiredReturnsFileNamesAndPublishesThem() async throws {
         let folder = try TemporaryFolder(); defer { folder.cleanUp() }
         let clock = TestClock()

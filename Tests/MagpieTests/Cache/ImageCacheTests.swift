@@ -44,14 +44,14 @@ struct ImageCacheTests {
         let source = try image()
         let stored = await cache.store(source, forKey: "https://x.org/a.png")
         #expect((try? stored.diskCacheResult?.get()) != nil)
-        #expect(cache.imageCachedType(forKey: "https://x.org/a.png") == .memory)
+        #expect(await cache.imageCachedType(forKey: "https://x.org/a.png") == .memory)
         let first = try await cache.retrieveImage(forKey: "https://x.org/a.png")
         #expect(first.cacheType == .memory && first.image?.pixels == source.pixels)
         cache.clearMemoryCache()
-        #expect(cache.imageCachedType(forKey: "https://x.org/a.png") == .disk)
+        #expect(await cache.imageCachedType(forKey: "https://x.org/a.png") == .disk)
         let second = try await cache.retrieveImage(forKey: "https://x.org/a.png")
         #expect(second.cacheType == .disk && second.image?.pixels == source.pixels)
-        #expect(cache.imageCachedType(forKey: "https://x.org/a.png") == .memory, "a disk hit is promoted to memory")
+        #expect(await cache.imageCachedType(forKey: "https://x.org/a.png") == .memory, "a disk hit is promoted to memory")
         #expect(try await cache.retrieveImage(forKey: "https://x.org/other.png").cacheType == .none)
     }
 
@@ -104,15 +104,15 @@ struct ImageCacheTests {
         await cache.store(try image(), forKey: "a")
         await cache.store(try image(), forKey: "b")
         try await cache.removeImage(forKey: "a", fromMemory: true, fromDisk: false)
-        #expect(cache.imageCachedType(forKey: "a") == .disk)
+        #expect(await cache.imageCachedType(forKey: "a") == .disk)
         try await cache.removeImage(forKey: "a")
-        #expect(cache.imageCachedType(forKey: "a") == .none)
+        #expect(await cache.imageCachedType(forKey: "a") == .none)
         #expect(try await cache.diskStorageSize() > 0)
         try await cache.clearDiskCache()
         #expect(try await cache.diskStorageSize() == 0)
-        #expect(cache.imageCachedType(forKey: "b") == .memory)
+        #expect(await cache.imageCachedType(forKey: "b") == .memory)
         await cache.store(try image(), forKey: "c", memoryExpiration: .expired, diskExpiration: .expired)
-        #expect(!cache.isCached(forKey: "c"))
+        #expect(!(await cache.isCached(forKey: "c")))
     }
 
     @Test func completionHandlerVariantsCallBackOnceOnTheGivenQueue() async throws {

@@ -67,6 +67,7 @@ struct ErrorDescriptionTests {
             .requestFailed(reason: .redirectLoop(url, chain: [url, other, url])),
             .requestFailed(reason: .redirectRefused(url, location: other)),
             .requestFailed(reason: .networkAccessRefused(url, reason: "127.0.0.1 is loopback")),
+            .requestFailed(reason: .spoolFailed(url, path: "/var/cache/magpie/spool/12-34.part", message: "No space left on device")),
             .requestFailed(reason: .dataProviderFailed(
                 cacheKey: file.absoluteString, message: "cannot read \(file.path): No such file or directory")),
             .responseFailed(reason: .badStatus(HTTPResponseInfo(url: url, statusCode: 404))),

@@ -154,6 +154,34 @@ import MagpieOrigin
         }
     }
 
+    @Test func aSpoolFolderThatCannotBeMadeFailsTheDownloadNotTheCache() async throws {
+        let origin = try await OriginFixture.start()
+        let folder = try TemporaryFolder()
+        defer { folder.cleanUp() }
+        // A folder below a regular file cannot be made (ENOTDIR), whoever runs the test.
+        let blocker = folder.url.appendingPathComponent("file")
+        try Data("x".utf8).write(to: blocker)
+        var configuration = ImageDownloader.Configuration()
+        configuration.bodyFileThreshold = 64 * 1024
+        configuration.spoolDirectory = blocker.appendingPathComponent("spool")
+        let downloader = ImageDownloader(name: "spool-unwritable", configuration: configuration)
+        let url = URL(string: origin.url("/img/noise.png"))!
+        let error = await magpieError { try await downloader.downloadData(with: url) }
+        guard case .requestFailed(reason: .spoolFailed(let failed, let path, _))? = error else {
+            Issue.record("expected a spool failure, got \(String(describing: error))")
+            try await downloader.shutdown()
+            await origin.stop()
+            return
+        }
+        #expect(failed == url && path == blocker.appendingPathComponent("spool").path)
+        #expect(error.map(FailedURLList.isPermanent) == false, "the local disk's fault: the URL is not remembered as failed")
+        #expect(error?.isTransient == false)
+        // A small body never touches the spool folder.
+        #expect(try await downloader.downloadData(with: URL(string: origin.url("/img/pic.png"))!).data == OriginFixture.png)
+        try await downloader.shutdown()
+        await origin.stop()
+    }
+
     @Test func thePipelineSpoolsIntoTheDataCachesFolderAndStoresTheResult() async throws {
         let origin = try await OriginFixture.start()
         let folder = try TemporaryFolder()
@@ -165,8 +193,8 @@ import MagpieOrigin
         let manager = ImageManager(downloader: downloader, cache: cache)
         let result = try await manager.retrieveImage(with: URL(string: origin.url("/img/noise.png"))!, options: [.waitForCache])
         #expect(result.image.width == 256 && downloader.statistics.spooledBodies == 1)
-        #expect(cache.isCached(forKey: origin.url("/img/noise.png")))
-        let spool = try #require(cache.dataCache?.spoolDirectory)
+        #expect(await cache.isCached(forKey: origin.url("/img/noise.png")))
+        let spool = try #require(cache.diskStorage?.spoolDirectory)
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: spool.path)) ?? ["missing"]).isEmpty)
         await manager.shutdown()
         try await downloader.shutdown()

@@ -179,7 +179,7 @@ struct NetworkAccessPolicyTests {
                 let direct = await magpieError { try await downloader.downloadData(with: url) }
                 #expect(refusal(direct)?.url == url)
                 let source = url.convertToSource()
-                let provided = await magpieError { try await downloader.loadImageData(for: source, options: .default, progress: nil) }
+                let provided = await magpieError { try await downloader.loadImageData(ImageDataRequest(source: source)) }
                 #expect(refusal(provided)?.reason == "only http and https URLs are allowed")
             }
             let redirect = await magpieError {

@@ -33,8 +33,8 @@ struct ImageManagerOptionTests {
         let manager = fixture.manager(own)
         let url = fixture.url("/img/pic.png")
         _ = try await manager.retrieveImage(with: url, options: [.targetCache(other)])
-        #expect(other.isCached(forKey: url.absoluteString))
-        #expect(!own.isCached(forKey: url.absoluteString))
+        #expect(await other.isCached(forKey: url.absoluteString))
+        #expect(!(await own.isCached(forKey: url.absoluteString)))
         try await fixture.stop()
     }
 

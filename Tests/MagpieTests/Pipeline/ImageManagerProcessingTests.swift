@@ -20,7 +20,7 @@ struct ImageManagerProcessingTests {
         let processor = DownsamplingImageProcessor(size: PixelSize(width: 40, height: 40))
         let first = try await manager.retrieveImage(with: url, options: [.processor(processor)])
         #expect(first.image.pixelSize == PixelSize(width: 40, height: 30))
-        #expect(cache.imageCachedType(forKey: url.absoluteString, processorIdentifier: "downsample:40x40") == .memory)
+        #expect(await cache.imageCachedType(forKey: url.absoluteString, processorIdentifier: "downsample:40x40") == .memory)
         #expect(cache.diskStorage?.isCached(forKey: url.absoluteString + "@downsample:40x40") == true)
         // Without cacheOriginalImage the unprocessed bytes are not stored.
         #expect(cache.diskStorage?.isCached(forKey: url.absoluteString) == false)
@@ -180,11 +180,11 @@ struct ImageManagerProcessingTests {
         try await waitUntil { processor.state.withLock { $0.left } }
         // The store would follow the processor at once; give it time to show up if it happens.
         try await Task.sleep(for: .milliseconds(300))
-        #expect(cache.imageCachedType(forKey: url.absoluteString, processorIdentifier: processor.identifier) == .none)
+        #expect(await cache.imageCachedType(forKey: url.absoluteString, processorIdentifier: processor.identifier) == .none)
         #expect(cache.diskStorage?.isCached(forKey: url.absoluteString) == false)
         // The next caller downloads again, and its result is cached.
         _ = try await manager.retrieveImage(with: url, options: options)
-        #expect(cache.imageCachedType(forKey: url.absoluteString, processorIdentifier: processor.identifier) == .memory)
+        #expect(await cache.imageCachedType(forKey: url.absoluteString, processorIdentifier: processor.identifier) == .memory)
         #expect(fixture.origin.requestCount(path: "/img/photo.jpg") == 2)
         try await fixture.stop()
     }

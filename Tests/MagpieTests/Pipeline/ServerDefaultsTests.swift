@@ -80,7 +80,7 @@ struct ServerDefaultsTests {
         func removeData(forKey key: String) async throws { try await inner.removeData(forKey: key) }
         func removeAllData() async throws { try await inner.removeAllData() }
         func removeExpiredData() async throws -> [String] { try await inner.removeExpiredData() }
-        func containsData(forKey key: String) -> Bool { inner.containsData(forKey: key) }
+        func containsData(forKey key: String) async -> Bool { await inner.containsData(forKey: key) }
         func totalDataSize() async throws -> Int { try await inner.totalDataSize() }
     }
 

@@ -33,6 +33,7 @@ struct PortPipelineTests {
         #expect(await memoryHit.data() == Self.png, "a hit hands back the cached bytes, as Kingfisher's result.data()")
         // A manager with an empty memory layer over the same data cache: a disk hit, no load.
         let second = ImageManager(loader: loader, cache: cache(data: data))
+        #expect(await second.cachedType(for: .network(Self.url)) == .disk, "the data cache port is asked, and awaited")
         let hit = try await second.retrieveImage(with: Self.url)
         #expect(hit.cacheType == .disk)
         #expect(await hit.data() == Self.png)
@@ -97,8 +98,44 @@ struct PortPipelineTests {
         #expect(memory.keys == [Self.url.absoluteString])
         #expect(try await manager.retrieveImage(with: Self.url).cacheType == .memory)
         #expect(memory.hits >= 1)
-        #expect(manager.cache.memoryStorage as? MemoryStorage == nil)
-        #expect(manager.cachedType(for: .network(Self.url)) == .memory)
+        #expect(manager.cache.memoryStorage == nil)
+        #expect(await manager.cachedType(for: .network(Self.url)) == .memory)
+    }
+
+    @Test func aMemoryCacheWithLimitsOfItsOwnConformsWithoutMemoryStoragesTypes() async throws {
+        let memory = DictionaryMemoryCache()
+        memory.countLimit = 1
+        let cache = cache(memory: memory, data: InMemoryDataCache())
+        let image = Image(pixels: try TestImages.gradient(width: 4, height: 4))
+        await cache.store(image, forKey: "a", toDisk: false)
+        await cache.store(image, forKey: "b", toDisk: false)
+        #expect(memory.keys == ["b"], "its own count limit, which the pipeline never reads")
+        #expect(cache.memoryStorage == nil && cache.memoryCache === memory)
+    }
+
+    @Test func theLoaderReceivesTheRetrievalsNetworkOptionsAsItsOwnRequest() async throws {
+        let loader = ScriptedLoader([Self.url: .init(data: Self.png)])
+        let manager = ImageManager(loader: loader, cache: cache(data: InMemoryDataCache()))
+        let reports = Recorder<Int64>()
+        _ = try await manager.retrieveImage(
+            with: Self.url, options: [.downloadPriority(0.9), .downloadTimeout(.seconds(7))],
+            progressBlock: { received, _ in reports.append(received) })
+        let call = try #require(loader.calls.first)
+        #expect(call.priority == 0.9 && call.timeout == .seconds(7) && call.validators == nil)
+        #expect(call.spoolDirectory == nil, "a data cache without files offers no spool folder")
+        #expect(reports.all.last == Int64(Self.png.count), "the request's progress reaches the caller")
+    }
+
+    @Test func theLoaderIsOfferedTheDiskStoragesSpoolFolderOnTheEntriesVolume() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.cleanUp() }
+        let loader = ScriptedLoader([Self.url: .init(data: Self.png)])
+        let disk = try DiskStorage(config: DiskStorage.Config(name: "spool-offer", directory: folder.url))
+        let manager = ImageManager(
+            loader: loader, cache: ImageCache(name: "ports-disk", memoryCache: MemoryStorage(config: .init(cleanInterval: 0)), dataCache: disk))
+        _ = try await manager.retrieveImage(with: Self.url, options: [.waitForCache])
+        #expect(loader.calls.first?.spoolDirectory == disk.spoolDirectory)
+        await manager.shutdown()
     }
 
     @Test func concurrentCallersOfOneVariantMakeOneLoadThroughTheLoaderPort() async throws {

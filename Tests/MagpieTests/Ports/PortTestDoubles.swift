@@ -70,7 +70,7 @@ final class InMemoryDataCache: DataCaching {
         }
     }
 
-    func containsData(forKey key: String) -> Bool {
+    func containsData(forKey key: String) async -> Bool {
         let now = clock.now()
         return entries.withLock { $0[key].map { !$0.metadata.isExpired(at: now) } ?? false }
     }
@@ -78,19 +78,20 @@ final class InMemoryDataCache: DataCaching {
     func totalDataSize() async throws -> Int { entries.withLock { $0.values.reduce(0) { $0 + $1.data.count } } }
 }
 
-/// A memory cache in a dictionary, without expiry, enforcing only the count limit (by dropping any entry): the
-/// smallest ``MemoryCaching`` backend.
+/// A memory cache in a dictionary, without expiry, enforcing only a count limit of its own (by dropping any entry):
+/// the smallest ``MemoryCaching`` backend. It names none of ``MemoryStorage``'s types.
 final class DictionaryMemoryCache: MemoryCaching {
     private let images = Mutex<[String: Image]>([:])
     private let reads = Atomic<Int>(0)
-    private let settings = Mutex(MemoryStorage.Config(cleanInterval: 0))
+    private let limit = Mutex(Int.max)
 
-    var config: MemoryStorage.Config {
-        get { settings.withLock { $0 } }
+    /// Most entries held; lowering it drops entries at once.
+    var countLimit: Int {
+        get { limit.withLock { $0 } }
         set {
-            settings.withLock { $0 = newValue }
+            limit.withLock { $0 = newValue }
             images.withLock { images in
-                while images.count > max(newValue.countLimit, 0), let key = images.keys.first { images[key] = nil }
+                while images.count > max(newValue, 0), let key = images.keys.first { images[key] = nil }
             }
         }
     }
@@ -105,7 +106,7 @@ final class DictionaryMemoryCache: MemoryCaching {
     }
 
     func storeImage(_ image: Image, forKey key: String, expiration: StorageExpiration?) {
-        let limit = config.countLimit
+        let limit = countLimit
         images.withLock { images in
             images[key] = image
             while images.count > max(limit, 0), let other = images.keys.first(where: { $0 != key }) { images[other] = nil }
@@ -125,6 +126,8 @@ final class ScriptedLoader: ImageDataLoading {
         let url: URL
         let validators: HTTPValidators?
         let priority: Double
+        let timeout: Duration?
+        let spoolDirectory: URL?
     }
 
     struct Answer: Sendable {
@@ -146,14 +149,16 @@ final class ScriptedLoader: ImageDataLoading {
     var calls: [Call] { log.withLock { $0 } }
     func set(_ url: URL, _ answer: Answer) { script.withLock { $0[url] = answer } }
 
-    func loadImageData(
-        for source: Source, options: ImageDownloadOptions, progress: DownloadProgressHandler?
-    ) async throws -> ImageDataResult {
-        guard case .network(let resource) = source else {
-            throw MagpieError.requestFailed(reason: .unsupportedScheme(source.url ?? URL(string: "about:blank")!))
+    func loadImageData(_ request: ImageDataRequest) async throws -> ImageDataResult {
+        guard case .network(let resource) = request.source else {
+            throw MagpieError.requestFailed(reason: .unsupportedScheme(request.source.url ?? URL(string: "about:blank")!))
         }
         let url = resource.downloadURL
-        log.withLock { $0.append(Call(url: url, validators: options.validators, priority: options.priority)) }
+        log.withLock {
+            $0.append(Call(
+                url: url, validators: request.validators, priority: request.priority, timeout: request.timeout,
+                spoolDirectory: request.spoolDirectory))
+        }
         await gate?.wait()
         guard let answer = script.withLock({ $0[url] }) else {
             throw MagpieError.responseFailed(reason: .badStatus(HTTPResponseInfo(url: url, statusCode: 404, headers: [])))
@@ -161,11 +166,11 @@ final class ScriptedLoader: ImageDataLoading {
         var headers = [HTTPHeaderField(name: "Content-Type", value: "image/png")]
         if let etag = answer.etag { headers.append(HTTPHeaderField(name: "ETag", value: etag)) }
         if let maxAge = answer.maxAge { headers.append(HTTPHeaderField(name: "Cache-Control", value: "max-age=\(Int(maxAge))")) }
-        if let etag = options.validators?.etag, etag == answer.etag {
+        if let etag = request.validators?.etag, etag == answer.etag {
             let response = HTTPResponseInfo(url: url, statusCode: 304, headers: headers)
             return ImageDataResult(data: Data(), url: url, response: response, notModified: true, metrics: DownloadMetrics())
         }
-        progress?(DownloadProgress(receivedBytes: answer.data.count, expectedBytes: answer.data.count))
+        request.progress?(DownloadProgress(receivedBytes: answer.data.count, expectedBytes: answer.data.count))
         let response = HTTPResponseInfo(url: url, statusCode: 200, headers: headers)
         return ImageDataResult(data: answer.data, url: url, response: response, notModified: false, metrics: DownloadMetrics())
     }

@@ -10,28 +10,83 @@ import Glibc
 import Darwin
 #endif
 
-/// The POSIX calls DiskStorage needs, with errno turned into `MagpieError.cacheFailed`.
-/// Plain syscalls rather than FileManager: exclusive creation, optional fsync, and
-/// ENOSPC/EACCES must be told apart.
-package enum CacheFileSystem {
-    static func errorText(_ code: Int32) -> String { String(cString: strerror(code)) }
+/// A failed file system call: what was tried, on which path, and why. Neutral on purpose: the folders these calls
+/// serve belong to different layers (the disk cache's entries and temporary files, the downloader's spool, local
+/// files read as sources), and each caller turns the failure into its own layer's error — the cache into
+/// ``MagpieError/cacheFailed(reason:)``, the downloader's spool into a request failure.
+package struct FileSystemError: Error, Equatable, Sendable {
+    /// What the failed call was doing.
+    package enum Operation: Sendable, Equatable {
+        /// Creating a folder (or finding it unwritable).
+        case createDirectory
+        /// Opening, inspecting, reading or mapping a file.
+        case read
+        /// Creating, writing, truncating or renaming a file.
+        case write
+    }
 
-    static func isDiskFull(_ code: Int32) -> Bool { code == ENOSPC || code == EDQUOT }
+    /// What the failed call was doing.
+    package let operation: Operation
+    /// The path it was working on.
+    package let path: String
+    /// The `errno` it failed with; 0 when the failure did not come from a system call.
+    package let code: Int32
+    /// What went wrong, for people: `strerror`'s text for `code`, or the other failure's description.
+    package let message: String
+
+    /// A system call's failure.
+    ///
+    /// - Parameters:
+    ///   - operation: What the call was doing.
+    ///   - path: The path it was working on.
+    ///   - code: Its `errno`.
+    package init(_ operation: Operation, path: String, code: Int32) {
+        self.operation = operation
+        self.path = path
+        self.code = code
+        message = LocalFileSystem.errorText(code)
+    }
+
+    /// A failure that has no `errno` (Foundation's, say).
+    ///
+    /// - Parameters:
+    ///   - operation: What was being done.
+    ///   - path: The path it was working on.
+    ///   - message: What went wrong.
+    package init(_ operation: Operation, path: String, message: String) {
+        self.operation = operation
+        self.path = path
+        self.code = 0
+        self.message = message
+    }
+
+    /// ENOSPC or EDQUOT: the disk (or the user's quota) is full.
+    package var isDiskFull: Bool { code == ENOSPC || code == EDQUOT }
+}
+
+/// The POSIX calls behind Magpie's own files — the disk cache's entries and temporary files, the downloader's spool,
+/// local files read as sources — with `errno` kept in a ``FileSystemError`` that each caller maps to its layer's error.
+/// Plain syscalls rather than FileManager: exclusive creation, optional fsync, and ENOSPC/EACCES must be told apart.
+package enum LocalFileSystem {
+    /// `strerror`'s text for `code`.
+    package static func errorText(_ code: Int32) -> String { String(cString: strerror(code)) }
+
+    /// `strerror`'s text for ENOENT, for callers that find a file gone without a failed call of their own.
+    static var notFoundText: String { errorText(ENOENT) }
 
     /// Creates `path` and missing parents.
-    package static func createDirectory(_ path: String) throws {
+    ///
+    /// - Throws: A ``FileSystemError/Operation/createDirectory`` failure when a folder cannot be made or the last one
+    ///   is not writable.
+    package static func createDirectory(_ path: String) throws(FileSystemError) {
         var current = ""
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             current += "/" + component
             if mkdir(current, 0o755) != 0 && errno != EEXIST {
-                let code = errno
-                throw MagpieError.cacheFailed(reason: .cannotCreateDirectory(path: path, message: errorText(code)))
+                throw FileSystemError(.createDirectory, path: path, code: errno)
             }
         }
-        guard access(path, W_OK) == 0 else {
-            let code = errno
-            throw MagpieError.cacheFailed(reason: .cannotCreateDirectory(path: path, message: errorText(code)))
-        }
+        guard access(path, W_OK) == 0 else { throw FileSystemError(.createDirectory, path: path, code: errno) }
     }
 
     static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
@@ -59,10 +114,10 @@ package enum CacheFileSystem {
         case other
     }
 
-    /// What is at `path` (links followed), or the `errno` of the failed `stat`.
-    static func kind(of path: String) -> Result<FileKind, FileError> {
+    /// What is at `path` (links followed), or the failed `stat`.
+    static func kind(of path: String) -> Result<FileKind, FileSystemError> {
         var info = stat()
-        guard stat(path, &info) == 0 else { return .failure(FileError(code: errno)) }
+        guard stat(path, &info) == 0 else { return .failure(FileSystemError(.read, path: path, code: errno)) }
         switch info.st_mode & S_IFMT {
         case S_IFREG: return .success(.regular(size: Int(info.st_size)))
         case S_IFDIR: return .success(.directory)
@@ -70,24 +125,16 @@ package enum CacheFileSystem {
         }
     }
 
-    /// A failed system call's `errno`, with its text.
-    struct FileError: Error, Equatable {
-        let code: Int32
-        var text: String { CacheFileSystem.errorText(code) }
-        /// No such file or directory.
-        static let notFound = FileError(code: ENOENT)
-    }
-
     /// Writes `data` to a new file at `path` (which must not exist), optionally fsyncing it.
-    static func writeNewFile(_ path: String, _ data: Data, sync: Bool) throws {
+    static func writeNewFile(_ path: String, _ data: Data, sync: Bool) throws(FileSystemError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw writeError(path, errno) }
+        guard fd >= 0 else { throw FileSystemError(.write, path: path, code: errno) }
         var failure = data.withUnsafeBytes { writeAll(fd, $0) }
         if failure == 0 && sync && fsync(fd) != 0 { failure = errno }
         if close(fd) != 0 && failure == 0 { failure = errno }
         if failure != 0 {
             unlink(path)
-            throw writeError(path, failure)
+            throw FileSystemError(.write, path: path, code: failure)
         }
     }
 
@@ -105,36 +152,26 @@ package enum CacheFileSystem {
         return 0
     }
 
-    /// A write failure of `path`, disk full told apart.
-    package static func writeError(_ path: String, _ code: Int32) -> MagpieError {
-        .cacheFailed(reason: .cannotWrite(path: path, message: errorText(code), diskFull: isDiskFull(code)))
-    }
-
     /// The whole file, or nil when it does not exist.
-    static func read(_ path: String) throws -> Data? {
+    static func read(_ path: String) throws(FileSystemError) -> Data? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
             let code = errno
             if code == ENOENT || code == ENOTDIR { return nil }
-            throw MagpieError.cacheFailed(reason: .cannotRead(path: path, message: errorText(code)))
+            throw FileSystemError(.read, path: path, code: code)
         }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            throw MagpieError.cacheFailed(reason: .cannotRead(path: path, message: errorText(errno)))
-        }
-        switch read(fd, offset: 0, count: Int(info.st_size)) {
-        case .success(let data): return data
-        case .failure(let error): throw MagpieError.cacheFailed(reason: .cannotRead(path: path, message: error.text))
-        }
+        guard fstat(fd, &info) == 0 else { throw FileSystemError(.read, path: path, code: errno) }
+        return try read(fd, path: path, offset: 0, count: Int(info.st_size)).get()
     }
 
-    /// Up to `count` bytes of `fd` from `offset` (fewer only where the file ends), read with pread (no file position
-    /// moves, so threads may share `fd`), or the `errno` of the failed read.
-    static func read(_ fd: Int32, offset: Int, count: Int) -> Result<Data, FileError> {
+    /// Up to `count` bytes of `fd` (open on `path`) from `offset` (fewer only where the file ends), read with pread
+    /// (no file position moves, so threads may share `fd`), or the failed read.
+    static func read(_ fd: Int32, path: String, offset: Int, count: Int) -> Result<Data, FileSystemError> {
         guard count > 0 else { return .success(Data()) }
         // Not `Data(count:)`: zeroing the buffer before reading over it was 5 % of a disk read (perf).
-        guard let buffer = malloc(count) else { return .failure(FileError(code: ENOMEM)) }
+        guard let buffer = malloc(count) else { return .failure(FileSystemError(.read, path: path, code: ENOMEM)) }
         var done = 0
         while done < count {
             let got = pread(fd, buffer + done, count - done, off_t(offset + done))
@@ -142,7 +179,7 @@ package enum CacheFileSystem {
                 let code = errno
                 if code == EINTR { continue }
                 free(buffer)
-                return .failure(FileError(code: code))
+                return .failure(FileSystemError(.read, path: path, code: code))
             }
             if got == 0 { break }
             done += got
@@ -155,12 +192,8 @@ package enum CacheFileSystem {
     }
 
     /// Atomically replaces `destination` with `source`.
-    static func rename(_ source: String, _ destination: String) throws {
-        guard Glibc.rename(source, destination) == 0 else {
-            let code = errno
-            throw MagpieError.cacheFailed(reason: .cannotWrite(
-                path: destination, message: errorText(code), diskFull: isDiskFull(code)))
-        }
+    static func rename(_ source: String, _ destination: String) throws(FileSystemError) {
+        guard Glibc.rename(source, destination) == 0 else { throw FileSystemError(.write, path: destination, code: errno) }
     }
 
     static func remove(_ path: String) { unlink(path) }
