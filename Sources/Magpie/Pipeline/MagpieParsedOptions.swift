@@ -214,14 +214,4 @@ public struct MagpieParsedOptions: Sendable {
         guard let downsampling = storage.values.downsampling else { return storage.values.processor }
         return DownsamplingImageProcessor(size: downsampling) |> storage.values.processor
     }
-
-    /// The download options these imply.
-    func downloadOptions(validators: HTTPValidators? = nil, spoolDirectory: URL? = nil) -> ImageDownloadOptions {
-        var options = ImageDownloadOptions(
-            timeout: storage.values.downloadTimeout, priority: storage.values.downloadPriority,
-            requestModifier: storage.values.requestModifier, redirectHandler: storage.values.redirectHandler,
-            retryStrategy: storage.values.retryStrategy, decodingOptions: effectiveDecodingOptions, validators: validators)
-        options.spoolDirectory = spoolDirectory
-        return options
-    }
 }
