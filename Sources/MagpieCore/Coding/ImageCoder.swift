@@ -17,7 +17,8 @@ public protocol ImageCoder: Sendable {
     /// The format this coder handles.
     var format: ImageFormat { get }
     /// What the format is: names, MIME type, extensions, alpha, animation, default quality and `Accept` negotiation.
-    /// By default the built-in coder's traits for the same format, or ``FormatTraits/generic(_:)``.
+    /// By default the built-in coder's traits for the same format, or ``FormatTraits/generic(_:)``. A registry asks once
+    /// and remembers the answer until its coders change, so it must not vary.
     var traits: FormatTraits { get }
     /// Whether `leadingBytes` start a file in ``format``: its magic bytes. Sniffing (``ImageFormat/init(sniffing:)``)
     /// asks every coder in turn, so it looks at as few bytes as it can. By default the built-in coder's answer for the

@@ -41,9 +41,21 @@ extension ImageCoderRegistry {
     ///
     /// - Parameter format: The format to describe.
     public func traits(for format: ImageFormat) -> FormatTraits {
-        if format == .unknown { return .generic(.unknown) }
-        if let coder = allCoders.first(where: { $0.format == format }) { return coder.traits }
-        return Self.builtInCoderByFormat[format]?.traits ?? .generic(format)
+        // Decided under the cache's lock: a registration changes the coders first and clears the cache after, so an
+        // answer worked out from the coders before it never outlives it.
+        traitsCache.withLock { cache in
+            if let known = cache[format] { return known }
+            let traits: FormatTraits
+            if format == .unknown {
+                traits = .generic(.unknown)
+            } else if let coder = allCoders.first(where: { $0.format == format }) {
+                traits = coder.traits
+            } else {
+                traits = Self.builtInCoderByFormat[format]?.traits ?? .generic(format)
+            }
+            cache[format] = traits
+            return traits
+        }
     }
 
     /// The format whose coder lists `fileExtension` (``FormatTraits/fileExtensions``).

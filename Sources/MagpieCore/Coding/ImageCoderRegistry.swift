@@ -12,6 +12,9 @@ import Synchronization
 /// built-in one for the same format.
 public final class ImageCoderRegistry: Sendable {
     private let coders: Mutex<[any ImageCoder]>
+    /// Each format's traits once asked for, until the coders change: a server asks for a MIME type on every answer,
+    /// memory hits included, and a coder builds its traits anew each time.
+    let traitsCache = Mutex<[ImageFormat: FormatTraits]>([:])
 
     /// The registry used when none is given, holding the built-in coders (``builtInCoders``).
     public static let shared = ImageCoderRegistry()
@@ -47,6 +50,7 @@ public final class ImageCoderRegistry: Sendable {
     /// - Parameter coder: The coder to add; registering an instance twice lists it twice.
     public func register(_ coder: any ImageCoder) {
         coders.withLock { $0.insert(coder, at: 0) }
+        traitsCache.withLock { $0.removeAll() }
     }
 
     /// Removes every coder for `format`, built-in ones included.
@@ -54,6 +58,7 @@ public final class ImageCoderRegistry: Sendable {
     /// - Parameter format: The format whose coders go; nothing happens when there are none.
     public func unregisterCoders(for format: ImageFormat) {
         coders.withLock { $0.removeAll { $0.format == format } }
+        traitsCache.withLock { $0.removeAll() }
     }
 
     /// The registered coders, highest precedence first.
