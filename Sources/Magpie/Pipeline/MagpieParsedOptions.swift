@@ -32,10 +32,10 @@ public struct MagpieParsedOptions: Sendable {
         /// Set by ``MagpieOption/cacheOriginalImage``; default false.
         public var cacheOriginalImage: Bool = false
         /// Set by ``MagpieOption/memoryCacheExpiration(_:)``; nil (the default): the memory storage's
-        /// ``MemoryStorage/Config/expiration``.
+        /// ``MemoryStoreConfig/expiration``.
         public var memoryCacheExpiration: StorageExpiration?
         /// Set by ``MagpieOption/memoryCacheAccessExtendingExpiration(_:)``; nil (the default): the memory storage's
-        /// ``MemoryStorage/Config/accessExtending``.
+        /// ``MemoryStoreConfig/accessExtending``.
         public var memoryCacheAccessExtendingExpiration: ExpirationExtending?
         /// Set by ``MagpieOption/diskCacheExpiration(_:)``; nil (the default): the disk storage's
         /// ``DiskStorage/Config/expiration``.

@@ -22,7 +22,7 @@ public final class ImageCache: Sendable {
 
     /// The cache's name (its disk folder's name).
     public let name: String
-    /// The memory layer: decoded images.
+    /// The memory layer: decoded images. A cache made without one (`memoryCache: nil`) has a layer that keeps nothing.
     public let memoryCache: any MemoryCaching
     /// The data layer: encoded bytes with their validators; nil for a memory-only cache.
     public let dataCache: (any DataCaching)?
@@ -101,16 +101,17 @@ public final class ImageCache: Sendable {
     ///
     /// - Parameters:
     ///   - name: The cache's name, used in logs and metrics.
-    ///   - memoryCache: The memory layer, for example a ``MemoryStorage``.
+    ///   - memoryCache: The memory layer, for example a ``MemoryStorage``; nil for a data-only cache (a server that
+    ///     keeps its encoded results in memory instead of decoded sources).
     ///   - dataCache: The data layer, for example a ``DiskStorage``; nil for a memory-only cache.
     ///   - dataCacheError: Why there is no data layer, reported by ``diskError`` (and logged); nil by default.
     ///   - codingExecutor: Where disk hits are decoded and images serialized; ``BoundedExecutor/io`` by default.
     public init(
-        name: String, memoryCache: any MemoryCaching, dataCache: (any DataCaching)?, dataCacheError: MagpieError? = nil,
+        name: String, memoryCache: (any MemoryCaching)?, dataCache: (any DataCaching)?, dataCacheError: MagpieError? = nil,
         codingExecutor: BoundedExecutor = .io
     ) {
         self.name = name
-        self.memoryCache = memoryCache
+        self.memoryCache = memoryCache ?? NoMemoryCache()
         self.dataCache = dataCache
         self.diskError = dataCacheError
         self.codingExecutor = codingExecutor

@@ -39,7 +39,7 @@ public protocol MemoryCaching: AnyObject, Sendable {
     func containsImage(forKey key: String) -> Bool
 }
 
-extension MemoryStorage: MemoryCaching {
+extension MemoryStore: MemoryCaching where Value == Image {
     /// ``value(forKey:extendingExpiration:)``.
     public func image(forKey key: String, extendingExpiration: ExpirationExtending?) -> Image? {
         value(forKey: key, extendingExpiration: extendingExpiration)
@@ -61,4 +61,14 @@ extension MemoryStorage: MemoryCaching {
 
     /// ``isCached(forKey:)``.
     public func containsImage(forKey key: String) -> Bool { isCached(forKey: key) }
+}
+
+/// The memory layer of a cache made without one: every read misses and every store is dropped.
+final class NoMemoryCache: MemoryCaching {
+    func image(forKey key: String, extendingExpiration: ExpirationExtending?) -> Image? { nil }
+    func storeImage(_ image: Image, forKey key: String, expiration: StorageExpiration?) {}
+    func removeImage(forKey key: String) {}
+    func removeAllImages() {}
+    func removeExpiredImages() -> Int { 0 }
+    func containsImage(forKey key: String) -> Bool { false }
 }

@@ -47,7 +47,7 @@ extension ImageServer {
         {
             let image = ServedImage(
                 data: original, format: retrieved.image.format, lastModified: await sourceLastModified(source, retrieved: retrieved), variesOnAccept: false)
-            memory.store(image, forKey: key, admission: .fresh)
+            memory.store(image, forKey: key, admission: .probation)
             return ProducedImage(image: image, layer: retrieved.cacheType == .none ? "none" : "original")
         }
         let sourceImage = try Self.selectingPages(retrieved.image, options: options)
@@ -109,7 +109,7 @@ extension ImageServer {
             image.isProvisional = true
             return ProducedImage(image: image, layer: retrieved.cacheType == .none ? "none" : "original")
         }
-        memory.store(image, forKey: key, admission: .fresh)
+        memory.store(image, forKey: key, admission: .probation)
         // Written after the answer, not before: the memory layer serves the next requests meanwhile, and a write
         // that evicts or meets a slow disk never delays this one. Shutdown waits for these writes.
         let results = self.results, logger = self.logger, validators = image.validators

@@ -55,7 +55,7 @@ extension ImageServer {
         router.get("/metrics") { _, _ in
             let admission = self.admission
             let bytes = self.metrics.exposition(
-                running: admission.running, waiting: admission.waiting, memoryBytes: self.memory.usage.bytes)
+                running: admission.running, waiting: admission.waiting, memoryBytes: self.memory.totalCost)
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(bytes: bytes)))

@@ -28,7 +28,9 @@ public final class ImageServer: Sendable {
     let thumborSigner: ThumborSigner
     let sources: SourcePolicy
     let results: DiskStorage
-    let memory: ResultMemoryCache
+    /// Encoded results in memory: the first layer, where a hit is answered without the disk, a worker or the
+    /// pipeline. A segmented LRU (``ImageServer/resultMemoryConfig(capacity:)``).
+    let memory: MemoryStore<ServedImage>
     let admission: JobAdmission
     /// One timer for the server's deadlines: jobs waiting for a worker, and processing.
     let deadlines = DeadlineWatch()
@@ -105,9 +107,8 @@ public final class ImageServer: Sendable {
         let originals = try DiskStorage(config: DiskStorage.Config(name: "sources", directory: directory, sizeLimit: half))
         results = try DiskStorage(
             config: DiskStorage.Config(name: "results", directory: directory, sizeLimit: half, expiration: .days(30)))
-        // Decoded sources are not kept in memory: the encoded results are, at a fraction of the size.
-        let cache = ImageCache(
-            name: "magpie-serve", memoryCache: MemoryStorage(config: .init(totalCostLimit: 1)), dataCache: originals)
+        // Decoded sources are not kept in memory: the encoded results are (``memory``), at a fraction of the size.
+        let cache = ImageCache(name: "magpie-serve", memoryCache: nil, dataCache: originals)
         var download = ImageDownloader.Configuration()
         download.downloadTimeout = configuration.downloadTimeout
         download.maximumResponseSize = configuration.maximumSourceBytes
@@ -116,7 +117,7 @@ public final class ImageServer: Sendable {
         download.logger = logger
         manager = ImageManager(downloader: ImageDownloader(name: "magpie.server", configuration: download), cache: cache)
         localManager = ImageManager(loader: DataProviderLoader(), cache: cache)
-        memory = ResultMemoryCache(capacity: configuration.memoryCacheSize)
+        memory = MemoryStore(config: Self.resultMemoryConfig(capacity: configuration.memoryCacheSize))
         admission = JobAdmission(workers: configuration.workers, queueLength: configuration.effectiveQueueLength, deadlines: deadlines)
         let metrics = ServerMetrics()
         self.metrics = metrics
@@ -240,7 +241,7 @@ public final class ImageServer: Sendable {
         if let entry = try? await results.cachedEntry(forKey: key, extendingExpiration: nil) {
             let image = ServedImage(data: entry.data, validators: entry.metadata.validators)
             // Read back from disk: asked for before, so protected in memory at once.
-            memory.store(image, forKey: key, admission: .repeated)
+            memory.store(image, forKey: key, admission: .protected)
             metrics.cacheLayer("disk")
             return (image, "disk", known)
         }
@@ -293,6 +294,17 @@ public final class ImageServer: Sendable {
     private static func autoFormatKey(accept: String) -> String {
         let header = AcceptHeader(accept.isEmpty ? nil : accept)
         return "auto" + ImageCoderRegistry.shared.negotiatedFormats.map { ";\($0.rawValue)=\(header.explicitQuality(of: $0.mimeType) ?? 0)" }.joined()
+    }
+
+    /// The memory layer's settings for `capacity` bytes of results. Behind a CDN most results are asked for once:
+    /// on probation (an eighth of the capacity) until a second request or a read back from the disk layer, they
+    /// cannot push out the results asked for again and again; without the split, a minute of cold requests filled
+    /// 128 MiB with results never read back (two thirds of the server's RSS). One result may take a quarter. Results
+    /// never expire here: the disk layer's expiry and the URL's own govern them.
+    static func resultMemoryConfig(capacity: Int) -> MemoryStoreConfig {
+        MemoryStoreConfig(
+            totalCostLimit: max(0, capacity), expiration: .never, accessExtending: .none, cleanInterval: 0,
+            probationFraction: 1.0 / 8, maximumEntryCost: max(0, capacity) / 4)
     }
 
     /// Stops the pipeline and flushes the caches; call after the HTTP server stopped taking requests.

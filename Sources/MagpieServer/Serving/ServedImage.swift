@@ -8,7 +8,7 @@ import Foundation
 
 /// One encoded result as it is sent and cached: the bytes, their format, a strong ETag of them, and the source's
 /// `Last-Modified` when it had one.
-struct ServedImage: Sendable {
+struct ServedImage: CacheCostCalculable {
     let data: Data
     let format: ImageFormat
     /// A quoted strong entity tag: the first 128 bits of the SHA-256 of ``data``, in hex.
@@ -20,6 +20,9 @@ struct ServedImage: Sendable {
     /// A fallback made because a step could not do its best in time (a smart crop without its face detection): not
     /// kept, and cacheable downstream only for ``ImageServerConfiguration/errorMaxAge``.
     var isProvisional = false
+
+    /// What it counts against the memory layer's budget: its bytes.
+    var cacheCost: Int { data.count }
 
     init(data: Data, format: ImageFormat, lastModified: String?, variesOnAccept: Bool) {
         self.data = data
