@@ -29,13 +29,17 @@ extension ImageManager {
 
     /// The stored variant's entry, then the original's: the entries a revalidation refreshes.
     func storedEntries(_ request: RetrievalRequest) async -> [StoredEntry] {
-        var candidates: [(cache: any DataCaching, key: String)] = []
+        var candidates: [(owner: ImageCache, cache: any DataCaching, key: String)] = []
         if let dataCache = request.cache.dataCache {
-            candidates.append((dataCache, ImageCache.computedKey(request.key, processorIdentifier: request.variantIdentifier)))
+            candidates.append((request.cache, dataCache, ImageCache.computedKey(request.key, processorIdentifier: request.variantIdentifier)))
         }
-        if request.isProcessed, let dataCache = request.originalCache.dataCache { candidates.append((dataCache, request.key)) }
+        if request.isProcessed, let dataCache = request.originalCache.dataCache {
+            candidates.append((request.originalCache, dataCache, request.key))
+        }
         var stored: [StoredEntry] = []
         for candidate in candidates {
+            // A write of the entry still in flight is waited for: its metadata is what this retrieval must see.
+            await candidate.owner.waitForWrites(toKey: candidate.key)
             if let metadata = try? await candidate.cache.cachedMetadata(forKey: candidate.key) {
                 stored.append((candidate.cache, candidate.key, metadata))
             }

@@ -180,11 +180,15 @@ extension ImageManager {
         let access = request.options.cacheAccess
         let memoryKey = ImageCache.memoryKey(request.key, decodingOptions: request.decoding)
         if access.contains(.memoryReads), let image = originalCache.memoryCache.image(forKey: memoryKey, extendingExpiration: nil) {
+            await originalCache.waitForWrites(toKey: request.key)
             let validators = (try? await originalCache.dataCache?.cachedMetadata(forKey: request.key))??.validators
             return (.image(image), nil, validators ?? .init(), .memory)
         }
-        guard access.contains(.diskReads), let dataCache = originalCache.dataCache,
-            let entry = try? await dataCache.cachedEntry(
+        guard access.contains(.diskReads), let dataCache = originalCache.dataCache else { return nil }
+        // A write of these bytes still in flight (another size of this source, just downloaded) is waited for, not
+        // missed: missing it would download the source again.
+        await originalCache.waitForWrites(toKey: request.key)
+        guard let entry = try? await dataCache.cachedEntry(
                 forKey: request.key, extendingExpiration: request.options.diskCacheAccessExtendingExpiration)
         else { return nil }
         return (.data(entry.data), entry.data, entry.metadata.validators, .disk)
@@ -267,17 +271,24 @@ extension ImageManager {
         for other in [cache, request.originalCache] where other !== self.cache {
             otherCaches.withLock { $0[ObjectIdentifier(other)] = other }
         }
+        let variantKey = ImageCache.computedKey(request.key, processorIdentifier: request.variantIdentifier)
         let write: @Sendable () async -> Void = {
             _ = await request.cache.storeInDataCache(
-                image, original: request.isProcessed ? nil : data,
-                computedKey: ImageCache.computedKey(request.key, processorIdentifier: request.variantIdentifier),
+                image, original: request.isProcessed ? nil : data, computedKey: variantKey,
                 cacheSerializer: request.serializer, expiration: options.diskCacheExpiration, validators: validators)
-            if storeOriginal, request.isProcessed, let data {
-                try? await request.originalCache.storeToDisk(
-                    data, forKey: request.key, expiration: options.diskCacheExpiration, validators: validators)
-            }
         }
-        // Background writes are counted by the cache they go to: `ImageCache.flush()` / `shutdown()` wait for them.
-        if options.waitForCache { await cache.writeNow(write) } else { cache.writeInBackground(write) }
+        // Background writes are counted by the cache they go to (`ImageCache.flush()` / `shutdown()` wait for them),
+        // under the keys they write (reads of those keys wait for them).
+        if options.waitForCache { await cache.writeNow(keys: [variantKey], write) } else { cache.writeInBackground(keys: [variantKey], write) }
+        guard storeOriginal, request.isProcessed, let data else { return }
+        let original = request.originalCache
+        let writeOriginal: @Sendable () async -> Void = {
+            try? await original.storeToDisk(data, forKey: request.key, expiration: options.diskCacheExpiration, validators: validators)
+        }
+        if options.waitForCache {
+            await original.writeNow(keys: [request.key], writeOriginal)
+        } else {
+            original.writeInBackground(keys: [request.key], writeOriginal)
+        }
     }
 }

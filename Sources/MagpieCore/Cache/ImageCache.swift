@@ -226,14 +226,22 @@ public final class ImageCache: Sendable {
         return disk
     }
 
-    /// Runs a data-cache write in the background, counted until it ends so that ``flush()`` can wait for it.
-    package func writeInBackground(_ write: @escaping @Sendable () async -> Void) {
-        pendingWrites.start(write)
+    /// Runs a data-cache write of the entries under `keys` (computed keys) in the background, counted until it ends
+    /// so that ``flush()`` can wait for it. Reads of those keys through this cache wait for it rather than miss.
+    package func writeInBackground(keys: [String], _ write: @escaping @Sendable () async -> Void) {
+        pendingWrites.start(keys: keys, write)
     }
 
-    /// Runs a data-cache write in the calling task, counted so that a concurrent ``flush()`` waits for it too.
-    package func writeNow(_ write: () async -> Void) async {
-        await pendingWrites.run(write)
+    /// Runs a data-cache write of the entries under `keys` in the calling task, counted so that a concurrent
+    /// ``flush()`` waits for it too.
+    package func writeNow(keys: [String], _ write: () async -> Void) async {
+        await pendingWrites.run(keys: keys, write)
+    }
+
+    /// Returns once no write of this cache to the data-layer entry `computed` is running: a read that follows finds
+    /// what the write stored. Without a write in flight, this is one lock and one lookup.
+    package func waitForWrites(toKey computed: String) async {
+        await pendingWrites.waitUntilFinished(key: computed)
     }
 
     /// Waits until every disk write accepted so far has finished (the pipeline writes in the background unless
@@ -306,7 +314,7 @@ public final class ImageCache: Sendable {
         cacheSerializer: any CacheSerializer = DefaultCacheSerializer.default, toDisk: Bool = true,
         callbackQueue: DispatchQueue = .global(), completionHandler: (@Sendable (CacheStoreResult) -> Void)? = nil
     ) {
-        pendingWrites.start {
+        pendingWrites.start(keys: toDisk ? [Self.computedKey(key, processorIdentifier: processorIdentifier)] : []) {
             let result = await self.store(image, original: original, forKey: key, processorIdentifier: processorIdentifier,
                                           cacheSerializer: cacheSerializer, toDisk: toDisk)
             if let completionHandler { callbackQueue.async { completionHandler(result) } }
@@ -399,6 +407,7 @@ public final class ImageCache: Sendable {
 
     private func decodeFromDisk(_ computed: String, options: ImageCacheRetrievalOptions) async throws -> Image? {
         do {
+            await waitForWrites(toKey: computed)
             guard let entry = try await dataCache?.cachedEntry(forKey: computed, extendingExpiration: options.diskAccessExtending)
             else { return nil }
             return try await codingExecutor.run { _ in try options.cacheSerializer.image(with: entry.data, options: options.decodingOptions) }
@@ -428,6 +437,7 @@ public final class ImageCache: Sendable {
     ) async -> CacheType {
         let computed = Self.computedKey(key, processorIdentifier: processorIdentifier)
         if memoryCache.containsImage(forKey: Self.memoryKey(computed, decodingOptions: decodingOptions)) { return .memory }
+        await waitForWrites(toKey: computed)
         if let dataCache, await dataCache.containsData(forKey: computed) { return .disk }
         return .none
     }

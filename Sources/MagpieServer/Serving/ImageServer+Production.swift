@@ -22,10 +22,9 @@ extension ImageServer {
         if case .provider = source { pipeline = localManager } else { pipeline = manager }
         var retrieval: [MagpieOption] = [
             .decodingOptions(decoding), .respectCacheControl, .memoryCacheWrites(false), .memoryCacheReads(false),
+            // The source's bytes are written after the answer: the next request for it (another size) waits for
+            // that write rather than missing it (the pipeline's reads wait for writes of the same key in flight).
             .downloadTimeout(configuration.downloadTimeout),
-            // The next request for this source (another size) must find its bytes on disk, not download them again:
-            // the originals cache's reads do not wait for a write still in flight (it takes well under a millisecond).
-            .waitForCache,
         ]
         // imgproxy's cachebuster: a new value is a new result, and the source is asked again rather than reused.
         if !options.cachebuster.isEmpty { retrieval.append(.revalidate) }
@@ -113,7 +112,7 @@ extension ImageServer {
         // Written after the answer, not before: the memory layer serves the next requests meanwhile, and a write
         // that evicts or meets a slow disk never delays this one. Shutdown waits for these writes.
         let results = self.results, logger = self.logger, validators = image.validators
-        resultWrites.start {
+        resultWrites.start(keys: [key]) {
             do {
                 try await results.storeData(encoded, forKey: key, expiration: nil, validators: validators)
             } catch {

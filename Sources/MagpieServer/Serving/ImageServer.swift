@@ -27,7 +27,9 @@ public final class ImageServer: Sendable {
     /// thumbor's `SECURITY_KEY`, for thumbor's URLs.
     let thumborSigner: ThumborSigner
     let sources: SourcePolicy
-    let results: DiskStorage
+    /// Encoded results by result key: the second layer. A ``DiskStorage`` in the cache folder unless the server was
+    /// made with another ``DataCaching`` backend.
+    let results: any DataCaching
     /// Encoded results in memory: the first layer, where a hit is answered without the disk, a worker or the
     /// pipeline. A segmented LRU (``ImageServer/resultMemoryConfig(capacity:)``).
     let memory: MemoryStore<ServedImage>
@@ -61,9 +63,18 @@ public final class ImageServer: Sendable {
 
     /// A server with `configuration`; nothing listens until it is mounted or run.
     ///
+    /// - Parameters:
+    ///   - configuration: The settings.
+    ///   - resultCache: Where encoded results are kept (an S3-compatible store, a shared volume…); nil (the default)
+    ///     for a ``DiskStorage`` named `results` in ``ImageServerConfiguration/cacheDirectory``, with half the disk
+    ///     budget and a 30-day expiry.
+    ///   - logger: Where the server logs.
     /// - Throws: ``ImageServerConfigurationError`` for a bad key, salt or network; ``MagpieError/cacheFailed(reason:)``
     ///   when the cache folder cannot be created.
-    public init(configuration: ImageServerConfiguration, logger: Logger = Logger(label: "magpie.server")) throws {
+    public init(
+        configuration: ImageServerConfiguration, resultCache: (any DataCaching)? = nil,
+        logger: Logger = Logger(label: "magpie.server")
+    ) throws {
         self.configuration = configuration
         self.logger = logger
         resultCacheControl = "public, max-age=\(configuration.maxAge.components.seconds)"
@@ -105,8 +116,8 @@ public final class ImageServer: Sendable {
         // but sources are what a cold start needs most.
         let half = max(1, configuration.diskCacheSize / 2)
         let originals = try DiskStorage(config: DiskStorage.Config(name: "sources", directory: directory, sizeLimit: half))
-        results = try DiskStorage(
-            config: DiskStorage.Config(name: "results", directory: directory, sizeLimit: half, expiration: .days(30)))
+        results = try resultCache
+            ?? DiskStorage(config: DiskStorage.Config(name: "results", directory: directory, sizeLimit: half, expiration: .days(30)))
         // Decoded sources are not kept in memory: the encoded results are (``memory``), at a fraction of the size.
         let cache = ImageCache(name: "magpie-serve", memoryCache: nil, dataCache: originals)
         var download = ImageDownloader.Configuration()
@@ -238,6 +249,8 @@ public final class ImageServer: Sendable {
             metrics.cacheLayer("memory")
             return (hit, "memory", known)
         }
+        // A result still being written (a request a moment ago made it) is waited for, not made again.
+        await resultWrites.waitUntilFinished(key: key)
         if let entry = try? await results.cachedEntry(forKey: key, extendingExpiration: nil) {
             let image = ServedImage(data: entry.data, validators: entry.metadata.validators)
             // Read back from disk: asked for before, so protected in memory at once.
