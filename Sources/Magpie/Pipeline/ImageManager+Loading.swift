@@ -234,18 +234,10 @@ extension ImageManager {
     /// Runs the processor (the default one decodes) on the manager's processing executor: off the
     /// cooperative pool, and never more at once than it has slots. A decoding failure of an HTTP body names the response.
     private func process(_ request: RetrievalRequest, _ item: ImageProcessItem, response: HTTPResponseInfo?) async throws -> Image {
-        let counters = self.counters
-        let decodingOptions = request.options.effectiveDecodingOptions
         do {
-            return try await processingExecutor.run(priority: TaskPriority(downloadPriority: request.options.downloadPriority)) { isCancelled in
-                if case .data = item { counters.decodes.add(1, ordering: .relaxed) }
-                if request.isProcessed { counters.processingRuns.add(1, ordering: .relaxed) }
-                let context = ImageProcessingContext(decodingOptions: decodingOptions, isCancelled: isCancelled)
-                guard let image = try request.processor.process(item: item, context: context) else {
-                    throw MagpieError.processingFailed(reason: .processorFailed(identifier: request.processor.identifier))
-                }
-                return image
-            }
+            return try await runProcessor(
+                request.processor, on: item, decodingOptions: request.options.effectiveDecodingOptions,
+                priority: TaskPriority(downloadPriority: request.options.downloadPriority), isProcessed: request.isProcessed)
         } catch is CancellationError {
             throw Self.cancelled(request.source)
         } catch let error as MagpieError {

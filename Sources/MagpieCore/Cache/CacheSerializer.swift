@@ -24,6 +24,15 @@ public protocol CacheSerializer: Sendable {
     /// - Throws: ``MagpieError/decodingFailed(reason:)`` when the bytes are not a decodable image.
     func image(with data: Data, options: ImageDecodingOptions) throws -> Image
 
+    /// ``data(with:original:)`` that may stop early once `isCancelled` returns true (the built-in encoders check
+    /// between rows), throwing ``MagpieError/ProcessingFailureReason/cancelled``. The default ignores `isCancelled`.
+    ///
+    /// - Parameters:
+    ///   - image: The image to serialize.
+    ///   - original: The bytes the image was decoded from, if known.
+    ///   - isCancelled: Whether the caller has given up.
+    func data(with image: Image, original: Data?, isCancelled: @escaping @Sendable () -> Bool) throws -> Data
+
     /// True when the stored bytes may be the unprocessed original rather than the processed
     /// image, so whoever reads them back must run the processors again.
     var originalDataUsed: Bool { get }
@@ -32,6 +41,11 @@ public protocol CacheSerializer: Sendable {
 extension CacheSerializer {
     /// False: the stored bytes are always the image that was passed in.
     public var originalDataUsed: Bool { false }
+
+    /// ``data(with:original:)``: a serializer that cannot stop early.
+    public func data(with image: Image, original: Data?, isCancelled: @escaping @Sendable () -> Bool) throws -> Data {
+        try data(with: image, original: original)
+    }
 }
 
 /// The serializer used when none is given; it keeps each image in the format it came in.
@@ -169,6 +183,14 @@ public struct FormatIndicatedCacheSerializer: CacheSerializer {
     /// - Throws: ``MagpieError/encodingFailed(reason:)`` when no coder writes ``format`` or encoding fails.
     public func data(with image: Image, original: Data?) throws -> Data {
         try registry.encode(image, as: format, options: options)
+    }
+
+    /// ``data(with:original:)``, stopping between rows once `isCancelled` returns true.
+    ///
+    /// - Throws: ``MagpieError/processingFailed(reason:)`` (``MagpieError/ProcessingFailureReason/cancelled``) when
+    ///   stopped, or the encoder's ``MagpieError/encodingFailed(reason:)``.
+    public func data(with image: Image, original: Data?, isCancelled: @escaping @Sendable () -> Bool) throws -> Data {
+        try registry.encode(image, as: format, options: options, isCancelled: isCancelled)
     }
 
     /// Decodes `data` with ``registry``, whatever its format.

@@ -208,7 +208,9 @@ public final class ImageCache: Sendable {
             guard let dataCache else { throw noDataCache }
             let data: Data
             do {
-                data = try await codingExecutor.run { _ in try cacheSerializer.data(with: image, original: original) }
+                data = try await codingExecutor.run { isCancelled in
+                    try cacheSerializer.data(with: image, original: original, isCancelled: isCancelled)
+                }
             } catch is CancellationError {
                 throw MagpieError.cacheFailed(reason: .cannotWrite(path: computed, message: "cancelled", diskFull: false))
             } catch {

@@ -55,22 +55,12 @@ extension ImageServer {
         let detector = faceDetector.map { SourceBoundDetector($0, sourceKey: request.source.cacheIdentity + "\n" + options.detectionContext) }
         let processor = options.pipeline(watermark: watermark, detector: detector)
         let limit = configuration.processingTimeout
-        // The answer goes out at the limit; the job is cancelled (processors check between passes) and winds down after.
+        // The answer goes out at the limit; the job is cancelled (processors and encoders check between rows) and
+        // winds down after. Both stages are the pipeline's, on its processing executor.
         let produced = try await deadlines.answer(within: limit) {
-            try await BoundedExecutor.processing.run { isCancelled in
-                let context = ImageProcessingContext(decodingOptions: decoding, isCancelled: isCancelled)
+            do {
                 let processStart = ContinuousClock.now
-                let processed: Image
-                do {
-                    guard let image = try processor.process(item: .image(sourceImage), context: context) else {
-                        throw MagpieError.processingFailed(reason: .processorFailed(identifier: processor.identifier))
-                    }
-                    processed = image
-                } catch MagpieError.processingFailed(reason: .cancelled) {
-                    // The deadline answered 503 and cancelled this job: its processors stopped between rows.
-                    self.metrics.jobCancelled()
-                    throw MagpieError.processingFailed(reason: .cancelled)
-                }
+                let processed = try await pipeline.processImage(.image(sourceImage), with: processor, decodingOptions: decoding)
                 self.metrics.phase(.process, ContinuousClock.now - processStart)
                 var choice = options.outputFormat(
                     accept: accept, source: sourceImage.format, hasAlpha: !processed.pixels.isOpaque,
@@ -83,17 +73,15 @@ extension ImageServer {
                 // libavif's default effort takes seconds per megapixel; 8 is what image servers use for on-line work.
                 if choice.format == .avif { encoding.speed = 8 }
                 let encodeStart = ContinuousClock.now
-                let data: Data
-                do {
-                    data = try Self.encode(
-                        processed, as: choice.format, options: encoding, maxBytes: options.maxBytes, isCancelled: context.isCancelled)
-                } catch MagpieError.processingFailed(reason: .cancelled) {
-                    // The encoders stop between rows too: a 49 MP PNG takes longer to write than to make.
-                    self.metrics.jobCancelled()
-                    throw MagpieError.processingFailed(reason: .cancelled)
-                }
+                let data = try await pipeline.serializeImage(
+                    processed, with: ResultSerializer(format: choice.format, options: encoding, maxBytes: options.maxBytes))
                 self.metrics.phase(.encode, ContinuousClock.now - encodeStart)
                 return (data, (choice.format, choice.variesOnAccept))
+            } catch MagpieError.processingFailed(reason: .cancelled) {
+                // The deadline answered 503 and cancelled this job: its processor or encoder stopped between rows
+                // (a 49 MP PNG takes longer to write than to make).
+                self.metrics.jobCancelled()
+                throw MagpieError.processingFailed(reason: .cancelled)
             }
         }
         guard let (encoded, format) = produced else {
@@ -160,24 +148,6 @@ extension ImageServer {
         selected.colorProfile = image.colorProfile
         selected.metadata = image.metadata
         return selected
-    }
-
-    /// `image` encoded as `format`; with `maxBytes` above 0, a lossy format's quality is lowered until the result fits
-    /// or the quality reaches 10, imgproxy's search: each step takes a quarter, a half or three quarters of the quality
-    /// (by how far over the limit the last try was), and at least one less. Lossless formats are written once.
-    static func encode(
-        _ image: Image, as format: ImageFormat, options: ImageEncodingOptions, maxBytes: Int, isCancelled: @escaping @Sendable () -> Bool
-    ) throws -> Data {
-        var encoding = options
-        var data = try ImageCoderRegistry.shared.encode(image, as: format, options: encoding, isCancelled: isCancelled)
-        guard maxBytes > 0, format.traits.isLossy, !encoding.lossless else { return data }
-        while data.count > maxBytes && encoding.quality > 10 {
-            let overshoot = Double(data.count) / Double(maxBytes)
-            let factor = overshoot > 3 ? 0.25 : overshoot > 1.5 ? 0.5 : 0.75
-            encoding.quality = max(1, min(encoding.quality - 1, Int((Double(encoding.quality) * factor).rounded())))
-            data = try ImageCoderRegistry.shared.encode(image, as: format, options: encoding, isCancelled: isCancelled)
-        }
-        return data
     }
 
     /// The source's `Last-Modified` for the response: from the validators the pipeline handed back with the source
