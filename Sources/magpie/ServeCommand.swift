@@ -2,6 +2,7 @@ import ArgumentParser
 import CMagpieAllocator
 import Foundation
 import Logging
+import MagpieAllocatorPolicy
 import MagpieServer
 
 /// `magpie serve`: the image server. Parses flags, layers them over `MAGPIE_…` variables and the `--config` file
@@ -84,6 +85,7 @@ struct ServeCommand: AsyncParsableCommand {
         // executable links (Package.swift), does it on a thread of its own, and a sanitizer's allocator ignores it.
         let allocator = AllocatorPolicy.activeAllocator
         service.freeMemoryReleaseInterval = allocator == .glibc ? .seconds(10) : nil
+        service.releaseFreeMemory = { AllocatorPolicy.releaseFreeMemory() }
         if allocator == .jemalloc {
             let overridden = ProcessInfo.processInfo.environment["MALLOC_CONF"].map { ", then MALLOC_CONF \($0)" } ?? ""
             logger.info("memory allocator", metadata: [
