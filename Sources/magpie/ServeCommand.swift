@@ -66,12 +66,15 @@ struct ServeCommand: AsyncParsableCommand {
         if flags["key"] != nil {
             logger.warning("signing keys given with --key are visible to every local user in ps; use MAGPIE_KEY/MAGPIE_SALT or --key-file")
         }
+        // Before the server makes its downloader and caches, whose instruments keep the factory they were made with.
+        let libraryMetrics = LibraryMetrics.registry
         let server: ImageServer
         do {
             server = try ImageServer(configuration: settings.server, logger: logger)
         } catch let error as ImageServerConfigurationError {
             throw ValidationError(error.message)
         }
+        server.metrics.include(libraryMetrics)
         var service = ImageServerService(server: server)
         service.host = settings.host
         service.port = settings.port
