@@ -149,16 +149,24 @@ let package = Package(
         // first and the tenth minute, free space malloc_trim cannot return), jemalloc's stays flat. Its settings, and
         // why: Sources/CMagpieAllocator/allocator.c. The library products keep whatever allocator their host uses.
         .target(name: "CMagpieAllocator", linkerSettings: [.linkedLibrary("jemalloc")]),
+        // How the process's allocator returns memory (glibc's mmap threshold, malloc_trim). Not in a library product:
+        // a library must not tune its host's allocator, so only executables link it (`magpie serve` hands
+        // `releaseFreeMemory` to ImageServerService's hook). No CMagpieAllocator: magpie-allocator-check checks glibc.
+        .target(name: "MagpieAllocatorPolicy"),
         .executableTarget(
             name: "magpie",
             dependencies: [
                 "CMagpieAllocator",
                 "Magpie",
+                "MagpieAllocatorPolicy",
                 "MagpieOrigin",
                 "MagpieServer",
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                // `serve` bootstraps MetricsSystem, so the library's counters reach /metrics (LibraryMetrics.swift).
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: sanitizerLocks
         ),
@@ -222,7 +230,7 @@ let package = Package(
         // Child process that retrieves one image and exits at once (ServerDefaultsTests: no lost writes).
         .executableTarget(name: "magpie-short-job", dependencies: ["Magpie"], path: "Tests/ShortJobHelper"),
         // Child process for AllocatorPolicyTests: the policy checked in a heap no other test has used.
-        .executableTarget(name: "magpie-allocator-check", dependencies: ["MagpieServer"], path: "Tests/AllocatorCheckHelper"),
+        .executableTarget(name: "magpie-allocator-check", dependencies: ["MagpieAllocatorPolicy"], path: "Tests/AllocatorCheckHelper"),
         // Child process for LazyCodecLibraryTests: which codec libraries a fresh process has mapped, step by step.
         .executableTarget(name: "magpie-library-check", dependencies: ["MagpieCore"], path: "Tests/LibraryCheckHelper"),
         .testTarget(
@@ -233,6 +241,8 @@ let package = Package(
                 // The JPEG 1/8 decoder is compared with libjpeg's own output through the C entry point.
                 "CImageCodecs",
                 "MagpieServer",
+                // ServerFixture runs ImageServerService with AllocatorPolicy's release as `magpie serve` does.
+                "MagpieAllocatorPolicy",
                 // The CLI's own value parsers (ByteCount) are unit-tested; the commands run as a subprocess.
                 "magpie",
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -2,6 +2,7 @@ import ArgumentParser
 import CMagpieAllocator
 import Foundation
 import Logging
+import MagpieAllocatorPolicy
 import MagpieServer
 
 /// `magpie serve`: the image server. Parses flags, layers them over `MAGPIE_…` variables and the `--config` file
@@ -65,12 +66,15 @@ struct ServeCommand: AsyncParsableCommand {
         if flags["key"] != nil {
             logger.warning("signing keys given with --key are visible to every local user in ps; use MAGPIE_KEY/MAGPIE_SALT or --key-file")
         }
+        // Before the server makes its downloader and caches, whose instruments keep the factory they were made with.
+        let libraryMetrics = LibraryMetrics.registry
         let server: ImageServer
         do {
             server = try ImageServer(configuration: settings.server, logger: logger)
         } catch let error as ImageServerConfigurationError {
             throw ValidationError(error.message)
         }
+        server.metrics.include(libraryMetrics)
         var service = ImageServerService(server: server)
         service.host = settings.host
         service.port = settings.port
@@ -84,6 +88,7 @@ struct ServeCommand: AsyncParsableCommand {
         // executable links (Package.swift), does it on a thread of its own, and a sanitizer's allocator ignores it.
         let allocator = AllocatorPolicy.activeAllocator
         service.freeMemoryReleaseInterval = allocator == .glibc ? .seconds(10) : nil
+        service.releaseFreeMemory = { AllocatorPolicy.releaseFreeMemory() }
         if allocator == .jemalloc {
             let overridden = ProcessInfo.processInfo.environment["MALLOC_CONF"].map { ", then MALLOC_CONF \($0)" } ?? ""
             logger.info("memory allocator", metadata: [

@@ -14,7 +14,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import MagpieServer
+import MagpieAllocatorPolicy
 
 if CommandLine.arguments.contains("--free-pages") {
     checkFreePages(release: !CommandLine.arguments.contains("--without-release"))

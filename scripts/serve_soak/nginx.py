@@ -6,6 +6,7 @@ import re
 
 ACCEPT_AVIF = re.compile(r"image/avif(?!\s*;\s*q\s*=\s*0(?:\.0{0,3})?\s*(?:[,;]|$))", re.I)
 ACCEPT_WEBP = re.compile(r"image/webp(?!\s*;\s*q\s*=\s*0(?:\.0{0,3})?\s*(?:[,;]|$))", re.I)
+ACCEPT_JXL = re.compile(r"image/jxl(?!\s*;\s*q\s*=\s*0(?:\.0{0,3})?\s*(?:[,;]|$))", re.I)
 
 
 def accept_token(accept):
@@ -14,6 +15,8 @@ def accept_token(accept):
         return "avif"
     if accept and ACCEPT_WEBP.search(accept):
         return "webp"
+    if accept and ACCEPT_JXL.search(accept):
+        return "jxl"
     return "other"
 
 

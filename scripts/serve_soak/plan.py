@@ -81,7 +81,8 @@ class Plan:
             other = {"png"}  # a still GIF becomes PNG
         else:
             other = {"png"} if source["alpha"] is True else {"jpeg"} if source["alpha"] is False else {"jpeg", "png"}
-        return {"avif": {"avif"}, "webp": {"webp"}, "other": other}
+        # JPEG XL is negotiated for a JPEG XL source only; any other source answers a jxl client as an `other` one.
+        return {"avif": {"avif"}, "webp": {"webp"}, "jxl": {"jxl"} if fmt == "jxl" else other, "other": other}
 
     def valid(self, source, mode=None, box=None, fmt_kind=None, quality=None, kind="valid", group=None, base64_form=None,
               extension=None):

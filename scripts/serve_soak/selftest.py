@@ -94,7 +94,8 @@ def self_test():
                 expect_result(f"{mode} a {fmt} of another size",
                               not checker.body(wrong_size, "other", headers(body, MIME[fmt]), body, f"/{fmt}/2"), False)
     # Tokens, sizes, RSS, logs
-    for accept, token in ACCEPTS:
+    for accept, token in ACCEPTS + [("image/jxl,*/*", "jxl"), ("image/jxl;q=0,*/*", "other"),
+                                     ("image/jxl,image/webp", "webp")]:
         expect_result(f"token of Accept {accept!r} is {token}", accept_token(accept) == token, True)
     expect_result("fit 1920x1080 in 200x200 is 200x113", fitting(1920, 1080, 200, 200) == (200, 113), True)
     # Sizes seen from magpie serve, where decode-time shrinking changes the last pixel.

@@ -4,7 +4,8 @@ import Synchronization
 
 /// The server's metrics, in its own Prometheus registry (not the global `MetricsSystem`, so several servers in one
 /// process, as in the tests, each count their own traffic), every family with its `# HELP` line; ``exposition(running:waiting:memoryBytes:)``
-/// is `/metrics`, with the process's own `process_*` series after them.
+/// is `/metrics`, with the registries ``include(_:)`` added (the library's swift-metrics in `magpie serve`) and the
+/// process's own `process_*` series after them.
 public final class ServerMetrics: Sendable {
     /// The phases whose durations are histograms (`magpie_server_phase_seconds{phase=…}`).
     enum Phase: String, CaseIterable {
@@ -28,6 +29,7 @@ public final class ServerMetrics: Sendable {
     private let layers: [String: Counter]
     private let requests = Mutex<[RequestKey: Counter]>([:])
     private let origins = Mutex<[String: Counter]>([:])
+    private let included = Mutex<[PrometheusCollectorRegistry]>([])
 
     private struct RequestKey: Hashable {
         let route: String
@@ -164,12 +166,29 @@ public final class ServerMetrics: Sendable {
     /// A connection closed for a request head that came too slowly.
     func headerTimedOut() { headerTimeouts.increment() }
 
-    /// The Prometheus text exposition, with the gauges read now and the process's own series last.
+    /// Adds `other`'s metrics to `/metrics`, after the server's own; adding a registry twice changes nothing.
+    ///
+    /// For metrics the server does not make: `magpie serve` bootstraps swift-metrics' `MetricsSystem` with a
+    /// `PrometheusMetricsFactory` over a registry of its own and includes it here, so the library's counters
+    /// (`magpie_download_*`, `magpie_cache_*`) are scraped with the server's. It stays a registry apart because the
+    /// global `MetricsSystem` is the whole process's, while ``registry`` is this server's alone. Its family names must
+    /// differ from the server's (`magpie_server_*`, `process_*`): each registry writes its own `# TYPE` lines.
+    ///
+    /// - Parameter other: A registry something else in the process fills.
+    public func include(_ other: PrometheusCollectorRegistry) {
+        included.withLock { registries in
+            if other !== registry, !registries.contains(where: { $0 === other }) { registries.append(other) }
+        }
+    }
+
+    /// The Prometheus text exposition, with the gauges read now, the included registries next and the process's own
+    /// series last.
     func exposition(running: Int, waiting: Int, memoryBytes: Int) -> [UInt8] {
         inFlight.set(Int64(running))
         queued.set(Int64(waiting))
         memoryResults.set(Int64(memoryBytes))
         var buffer = registry.emitToBuffer()
+        for other in included.withLock({ $0 }) { other.emit(into: &buffer) }
         ProcessMetrics.current().emit(into: &buffer)
         return buffer
     }

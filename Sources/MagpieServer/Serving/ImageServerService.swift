@@ -34,10 +34,12 @@ public struct ImageServerService: Sendable {
     /// Where `/metrics` is served instead of the main port (the operator's scraper reaches it, the public does not);
     /// nil serves it on the main port. Port 0 picks a free one (reported through `onMetricsListening`).
     public var metricsAddress: (host: String, port: Int)?
-    /// How often the allocator's free pages go back to the kernel (``AllocatorPolicy/releaseFreeMemory()``), or nil
-    /// for never. Default nil: the allocator belongs to the whole process, so an embedding application opts in;
-    /// `magpie serve` uses 10 s.
+    /// How often ``releaseFreeMemory`` runs, or nil for never. Default nil; `magpie serve` uses 10 s with glibc's malloc.
     public var freeMemoryReleaseInterval: Duration?
+    /// Gives the allocator's free pages back to the kernel, every ``freeMemoryReleaseInterval`` until shutdown begins;
+    /// nil for nothing. Default nil: the allocator belongs to the whole process, so its executable decides (`magpie
+    /// serve` passes its allocator policy's `malloc_trim`).
+    public var releaseFreeMemory: (@Sendable () -> Void)?
     /// Called once the server accepts connections, with the host and the port it got.
     public var onListening: @Sendable (_ host: String, _ port: Int) -> Void = { _, _ in }
     /// Called once the metrics listener (``metricsAddress``) accepts connections, with its host and port.
@@ -99,8 +101,8 @@ public struct ImageServerService: Sendable {
         // Last, so the group stops it first: it drains before the listeners close.
         services.append(
             .init(service: ReadinessService(server: server, drainDelay: drainDelay, listening: listening, logger: logger)))
-        if let interval = freeMemoryReleaseInterval {
-            services.append(.init(service: FreeMemoryReleaseService(interval: interval)))
+        if let interval = freeMemoryReleaseInterval, let releaseFreeMemory {
+            services.append(.init(service: FreeMemoryReleaseService(interval: interval, release: releaseFreeMemory)))
         }
         var configuration = ServiceGroupConfiguration(
             services: services,
@@ -181,16 +183,17 @@ private struct ReadinessService: Service {
     }
 }
 
-/// Gives free allocator memory back to the kernel every `interval` until shutdown begins.
+/// Gives free allocator memory back to the kernel (`release`) every `interval` until shutdown begins.
 private struct FreeMemoryReleaseService: Service {
     let interval: Duration
+    let release: @Sendable () -> Void
 
     func run() async throws {
         // Ends at shutdown's start, so it never holds the group open.
         try? await cancelWhenGracefulShutdown {
             while true {
                 try await Task.sleep(for: interval)
-                AllocatorPolicy.releaseFreeMemory()
+                release()
             }
         }
     }

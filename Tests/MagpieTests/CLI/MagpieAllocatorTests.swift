@@ -1,5 +1,5 @@
 import Foundation
-import MagpieServer
+import MagpieAllocatorPolicy
 import Testing
 
 /// The `magpie` executable allocates with jemalloc and the settings `Sources/CMagpieAllocator/allocator.c` gives it.

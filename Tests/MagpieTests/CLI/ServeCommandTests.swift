@@ -113,6 +113,51 @@ struct ServeCommandTests {
         #expect(answer.cacheControl == "public, max-age=222")
     }
 
+    /// The library counts downloads and cache lookups with swift-metrics; `magpie serve` bootstraps `MetricsSystem`
+    /// (this test process never does) and `/metrics` shows those series after the server's own, in one valid text.
+    @Test func metricsShowsTheLibrarysDownloadAndCacheCountersBesideTheServers() async throws {
+        let origin = try await OriginFixture.start()
+        let root = try localRoot()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let served: Served
+        do {
+            served = try Served(arguments: [
+                "--insecure-unsigned", "--allow-network", "127.0.0.0/8", "--cache-dir", root.appendingPathComponent("cache").path,
+            ])
+        } catch {
+            await origin.stop()
+            throw error
+        }
+        let source = origin.url("/img/photo.jpg").addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        let answer = try? await served.get("/insecure/resize:20x15:fit/plain/\(source)@png")
+        let metrics = String(decoding: (try? await served.get("/metrics"))?.body ?? Data(), as: UTF8.self)
+        #expect(served.stop() == 0)
+        await origin.stop()
+        #expect(answer?.status == 200)
+
+        var samples: [String: Double] = [:]
+        for line in metrics.split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+            samples[String(line[..<space])] = value
+        }
+        let downloader = #"{downloader="magpie.server"}"#
+        #expect((samples["magpie_download_requests_total" + downloader] ?? 0) > 0, "\(metrics)")
+        #expect((samples["magpie_download_bytes_total" + downloader] ?? 0) > 0)
+        #expect((samples[#"magpie_download_responses_total{downloader="magpie.server",status="2xx"}"#] ?? 0) > 0)
+        #expect((samples["magpie_download_duration_count" + downloader] ?? 0) > 0)
+        #expect(samples.keys.contains { $0.hasPrefix("magpie_cache_") && $0.contains(#"cache="magpie-serve""#) }, "\(metrics)")
+        // The server's own series are still there, beside them.
+        #expect((samples[#"magpie_server_requests_total{route="image",status="200"}"#] ?? 0) == 1)
+        // One text a scraper accepts: each family typed once, and every name valid.
+        let types = metrics.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { $0.split(separator: " ")[2] }
+        #expect(types.count == Set(types).count, "\(types)")
+        let name = try Regex("^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+        for sample in samples.keys {
+            let metric = sample.prefix { $0 != "{" }
+            #expect(metric.wholeMatch(of: name) != nil, "\(sample)")
+        }
+    }
+
     @Test func aBadSettingIsAUsageErrorNamingIt() throws {
         let run = try ProcessRun.built("magpie", ["serve", "--port", "0", "--allow-network", "10.0.0.0/99"])
         #expect(run.status == 2)

@@ -2,9 +2,10 @@ import Foundation
 import MagpieCore
 import Testing
 
-/// deploy/nginx/magpie.conf reduces `Accept` to a token per format Magpie's `format:auto` can pick for any source, and
-/// tells the instance a canonical `Accept` for each. Both must follow the coders' traits
-/// (``FormatTraits/negotiation``): these tests fail when a coder's negotiation changes and the map does not.
+/// deploy/nginx/magpie.conf reduces `Accept` to a token per format Magpie's `format:auto` can pick (for any source,
+/// or for a source in that same format), and tells the instance a canonical `Accept` for each. Both must follow the
+/// coders' traits (``FormatTraits/negotiation``): these tests fail when a coder's negotiation changes, or a format
+/// becomes negotiable, and the map does not.
 struct NginxAcceptMapTests {
     static let configuration: String = {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -32,17 +33,19 @@ struct NginxAcceptMapTests {
         }
     }
 
-    /// The formats negotiated for any source, best rank first: what the map must have a token for, in that order.
-    static var tokenFormats: [ImageFormat] {
-        ImageCoderRegistry.shared.negotiatedFormats.filter {
-            if case .whenAccepted = $0.traits.negotiation { return true }
-            return false
-        }
-    }
+    /// Every format negotiation can pick, in the order it weighs them (AVIF, WebP, then JPEG XL, which only a JPEG XL
+    /// source gets and only when neither of the others is accepted): what the map must have a token for, in that
+    /// order, since nginx takes the first pattern that matches.
+    static var tokenFormats: [ImageFormat] { ImageCoderRegistry.shared.negotiatedFormats }
 
-    @Test func theMapHasOneTokenPerFormatNegotiatedForAnySourceInRankOrder() throws {
+    /// Sources of the formats the instance may answer in: the universal ones and every negotiated one.
+    static var sources: [ImageFormat] { [.jpeg, .png, .gif] + tokenFormats }
+
+    @Test func theMapHasOneTokenPerNegotiatedFormatInTheOrderNegotiationWeighsThem() throws {
         try #require(!Self.configuration.isEmpty, "deploy/nginx/magpie.conf is missing")
         let entries = Self.map("$magpie_accept").filter { $0.key != "default" }
+        #expect(Self.tokenFormats.contains(.jxl), "JPEG XL is negotiated (for a JPEG XL source)")
+        // Equal lists: a negotiable format without a token, a token no format has, or the wrong order all fail.
         #expect(entries.map(\.value) == Self.tokenFormats.map(\.rawValue))
         for (entry, format) in zip(entries, Self.tokenFormats) {
             // The pattern names the format's MIME type and refuses it at q=0, as the instance does.
@@ -57,12 +60,17 @@ struct NginxAcceptMapTests {
         let canonical = Dictionary(Self.map("$magpie_accept_canonical").map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
         for format in Self.tokenFormats {
             let header = try #require(canonical[format.rawValue], "no canonical Accept for \(format.rawValue)")
-            for source in [ImageFormat.jpeg, .png, .gif] {
-                #expect(ImageCoderRegistry.shared.acceptedFormat(AcceptHeader(header), source: source) == format, "\(header)")
+            // Wherever the instance may pick the format (for JPEG XL: a JPEG XL source only), the header makes it.
+            let sources = Self.sources.filter { ImageCoderRegistry.shared.negotiableFormats(for: $0).contains(format) }
+            #expect(!sources.isEmpty)
+            for source in sources {
+                #expect(ImageCoderRegistry.shared.acceptedFormat(AcceptHeader(header), source: source) == format, "\(header), \(source)")
             }
         }
         let other = try #require(canonical["default"])
-        #expect(ImageCoderRegistry.shared.acceptedFormat(AcceptHeader(other), source: .jpeg) == nil)
+        for source in Self.sources {
+            #expect(ImageCoderRegistry.shared.acceptedFormat(AcceptHeader(other), source: source) == nil)
+        }
     }
 
     @Test func theMapsPatternsTellTheTokensApartAsTheInstanceReadsAccept() throws {
@@ -75,13 +83,24 @@ struct NginxAcceptMapTests {
             }
             return "other"
         }
-        // Headers whose formats carry equal weights: there the token is what the instance would pick itself.
+        let canonical = Dictionary(Self.map("$magpie_accept_canonical").map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+        // Headers whose formats carry equal weights: there the token's canonical header makes the instance pick, for
+        // every source, what the client's own header would have.
         for accept in [
             "image/avif,image/webp,image/apng,image/*,*/*;q=0.8", "image/webp,*/*", "*/*", "image/*", "image/AVIF",
             "image/avif;q=0, image/webp", "image/avif;q=0.0,image/webp;q=0", "image/png,image/jpeg", "",
+            "image/jxl", "image/JXL,*/*", "image/jxl;q=0,*/*", "image/jxl,image/avif;q=0", "image/jxl,image/webp",
+            "image/webp,image/avif,image/jxl,image/heic,image/heic-sequence,video/*;q=0.8,image/png,image/svg+xml,image/*;q=0.8,*/*;q=0.5",
         ] {
-            let picked = ImageCoderRegistry.shared.acceptedFormat(AcceptHeader(accept), source: .jpeg)?.rawValue ?? "other"
-            #expect(try token(accept) == picked, "\(accept)")
+            let token = try token(accept)
+            let told = try #require(canonical[token] ?? canonical["default"])
+            for source in Self.sources {
+                let picked = ImageCoderRegistry.shared.acceptedFormat(AcceptHeader(accept), source: source)
+                #expect(ImageCoderRegistry.shared.acceptedFormat(AcceptHeader(told), source: source) == picked, "\(accept), \(source)")
+            }
+            // The token names the format the instance picks when the client's formats allow it.
+            let best = Self.sources.compactMap { ImageCoderRegistry.shared.acceptedFormat(AcceptHeader(accept), source: $0) }
+            #expect(token == (Self.tokenFormats.first { best.contains($0) }?.rawValue ?? "other"), "\(accept)")
         }
     }
 }

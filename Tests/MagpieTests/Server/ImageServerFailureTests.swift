@@ -1,6 +1,7 @@
 import Foundation
 import MagpieOrigin
 import MagpieServer
+import Synchronization
 import Testing
 
 @testable import MagpieCore
@@ -205,6 +206,21 @@ struct ImageServerFailureTests {
         }
     }
 
+    @Test func theFreeMemoryHookRunsEveryIntervalUntilShutdown() async throws {
+        let calls = CallCounter()
+        try await ServerFixture.with(service: {
+            $0.freeMemoryReleaseInterval = .milliseconds(20)
+            $0.releaseFreeMemory = { calls.add() }
+        }) { _ in
+            for _ in 0..<250 where calls.value < 3 { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        // The fixture has returned from the service's run(): the timer ended with it.
+        let atShutdown = calls.value
+        #expect(atShutdown >= 3)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(calls.value == atShutdown)
+    }
+
     @Test func healthReadyAndMetricsAnswerAfterTraffic() async throws {
         try await ServerFixture.with { fixture in
             #expect(try await fixture.request("/health").status == 200)
@@ -223,4 +239,13 @@ struct ImageServerFailureTests {
             #expect(metrics.contains("magpie_server_source_bytes_total"))
         }
     }
+}
+
+/// How many times a hook was called, from any thread.
+private final class CallCounter: Sendable {
+    private let count = Mutex(0)
+
+    var value: Int { count.withLock { $0 } }
+
+    func add() { count.withLock { $0 += 1 } }
 }

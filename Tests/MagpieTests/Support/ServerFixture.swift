@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import MagpieAllocatorPolicy
 import MagpieOrigin
 import MagpieServer
 import NIOCore
@@ -60,6 +61,7 @@ struct ServerFixture: Sendable {
         service.logger = ImageOrigin.quietLogger
         // As `magpie serve` runs it (more often, so every test's shutdown also stops the release timer).
         service.freeMemoryReleaseInterval = .milliseconds(250)
+        service.releaseFreeMemory = { AllocatorPolicy.releaseFreeMemory() }
         configureService(&service)
         let (ports, sink) = AsyncStream<Int>.makeStream()
         service.onListening = { _, port in

@@ -3,6 +3,10 @@ import Glibc
 #endif
 
 /// How the process's allocator returns memory, for a long-running image server.
+///
+/// A target of its own, linked by executables only (`magpie`, `magpie-allocator-check`): the allocator belongs to the
+/// whole process, so no library product tunes it. `magpie serve` calls ``returnLargeBlocksToTheSystem(threshold:)`` at
+/// start and hands ``releaseFreeMemory()`` to `ImageServerService.releaseFreeMemory`.
 public enum AllocatorPolicy {
     /// glibc's default; an operator's `MALLOC_MMAP_THRESHOLD_` replaces it before the process starts.
     public static let defaultThreshold = 128 * 1024
@@ -38,8 +42,8 @@ public enum AllocatorPolicy {
     /// glibc only shrinks the top of the main heap by itself. The free space between live blocks, and all of it in
     /// the per-thread arenas (up to 8 per core), stays with the process: under the server's mixed soak, RSS net of
     /// the result memory cache went 67 → 115 MiB in five minutes. The call takes each arena's lock in turn while it
-    /// walks that arena's free lists, so it suits a timer (see ``ImageServerService/freeMemoryReleaseInterval``),
-    /// not every request.
+    /// walks that arena's free lists, so it suits a timer (`ImageServerService.freeMemoryReleaseInterval`), not
+    /// every request.
     ///
     /// - Returns: Whether any memory went back; false also when the allocator is not glibc's.
     @discardableResult
