@@ -8,47 +8,51 @@ import Foundation
 
 extension MemoryStore {
     /// One slot of the node array. Free slots have an empty key and no value.
+    @usableFromInline
     struct Node {
-        var key: String
-        var value: Value?
-        var cost: Int
-        var expiration: StorageExpiration
+        @usableFromInline var key: String
+        @usableFromInline var value: Value?
+        @usableFromInline var cost: Int
+        @usableFromInline var expiration: StorageExpiration
         /// Seconds since the reference date; plain doubles keep the hot path free of Date calls.
-        var expiresAt: Double
-        var previous: Int
-        var next: Int
+        @usableFromInline var expiresAt: Double
+        @usableFromInline var previous: Int
+        @usableFromInline var next: Int
         /// In the probation segment (only ever true in a segmented store).
-        var onProbation: Bool
+        @usableFromInline var onProbation: Bool
     }
 
     /// One recency list threaded through the node array by index, head = most recently used.
+    @usableFromInline
     struct Segment {
-        var head = State.none
-        var tail = State.none
-        var cost = 0
+        @usableFromInline var head = State.none
+        @usableFromInline var tail = State.none
+        @usableFromInline var cost = 0
     }
 
     /// The cache proper: a dictionary from key to slot, and two doubly linked lists threaded through `nodes`
     /// (protected, and probation for a segmented store; a plain LRU uses only the first). Freed slots are chained
     /// through `next` and reused.
+    @usableFromInline
     struct State {
-        static var none: Int { -1 }
+        @inlinable static var none: Int { -1 }
 
-        var config: MemoryStoreConfig
-        var index: [String: Int] = [:]
-        var nodes: [Node] = []
-        var protected = Segment()
-        var probation = Segment()
-        var freeList = State.none
-        var count = 0
-        var statistics = MemoryStoreStatistics()
+        @usableFromInline var config: MemoryStoreConfig
+        @usableFromInline var index: [String: Int] = [:]
+        @usableFromInline var nodes: [Node] = []
+        @usableFromInline var protected = Segment()
+        @usableFromInline var probation = Segment()
+        @usableFromInline var freeList = State.none
+        @usableFromInline var count = 0
+        @usableFromInline var statistics = MemoryStoreStatistics()
         /// No entry expires before this (a lower bound: removals and extensions only move expiries later).
-        var earliestExpiry = Double.infinity
+        @usableFromInline var earliestExpiry = Double.infinity
         /// Inserts since the last full expiry pass; bounds how often eviction pays for one.
-        var insertsSincePurge = 0
+        @usableFromInline var insertsSincePurge = 0
 
-        var totalCost: Int { protected.cost + probation.cost }
+        @inlinable var totalCost: Int { protected.cost + probation.cost }
 
+        @usableFromInline
         mutating func insert(
             key: String, value: Value, cost: Int, expiration: StorageExpiration, expiresAt: Double, onProbation: Bool
         ) -> Value? {
@@ -84,6 +88,7 @@ extension MemoryStore {
 
         /// The hit, and separately the values removed on the way (an expired entry, or entries a promotion out
         /// of probation pushed out), to be freed outside the lock.
+        @inlinable
         mutating func value(
             forKey key: String, now: Double, extending: ExpirationExtending
         ) -> (hit: Value?, released: [Value]) {
@@ -115,7 +120,8 @@ extension MemoryStore {
             return (nodes[slot].value, evict(now: now))
         }
 
-        private mutating func extend(_ slot: Int, to expiration: StorageExpiration, now: Double) {
+        @inlinable
+        mutating func extend(_ slot: Int, to expiration: StorageExpiration, now: Double) {
             let expiresAt: Double
             switch expiration {
             // The common cases skip building Dates; the rest defer to StorageExpiration's own rule.
@@ -129,6 +135,7 @@ extension MemoryStore {
             earliestExpiry = min(earliestExpiry, expiresAt)
         }
 
+        @usableFromInline
         mutating func remove(key: String) -> Value? {
             guard let slot = index[key] else { return nil }
             return unlinkAndFree(slot)
@@ -138,6 +145,7 @@ extension MemoryStore {
         /// enough inserts have passed since the last full pass to keep the pass's cost amortised O(1). In a
         /// segmented store, protected entries past their share move back to probation first; evictions always
         /// take probation's oldest before the protected segment's.
+        @usableFromInline
         mutating func evict(now: Double) -> [Value] {
             let costLimit = config.totalCostLimit, countLimit = max(config.countLimit, 0)
             let probationLimit = config.probationCostLimit
@@ -170,6 +178,7 @@ extension MemoryStore {
             return released
         }
 
+        @usableFromInline
         mutating func removeExpired(now: Double) -> [Value] {
             var released: [Value] = []
             var earliest = Double.infinity
@@ -192,6 +201,7 @@ extension MemoryStore {
         }
 
         /// Empties the storage, handing the old nodes back so they are freed after the lock is released.
+        @usableFromInline
         mutating func takeAll() -> (nodes: [Node], index: [String: Int]) {
             var old = State(config: config)
             old.statistics = statistics
@@ -199,7 +209,8 @@ extension MemoryStore {
             return (old.nodes, old.index)
         }
 
-        private mutating func unlinkAndFree(_ slot: Int) -> Value? {
+        @usableFromInline
+        mutating func unlinkAndFree(_ slot: Int) -> Value? {
             unlink(slot)
             index.removeValue(forKey: nodes[slot].key)
             count -= 1
@@ -211,14 +222,16 @@ extension MemoryStore {
             return value
         }
 
-        private mutating func moveToHead(_ slot: Int) {
+        @inlinable
+        mutating func moveToHead(_ slot: Int) {
             let onProbation = nodes[slot].onProbation
             guard (onProbation ? probation.head : protected.head) != slot else { return }
             unlink(slot)
             linkAtHead(slot, onProbation: onProbation)
         }
 
-        private mutating func linkAtHead(_ slot: Int, onProbation: Bool) {
+        @inlinable
+        mutating func linkAtHead(_ slot: Int, onProbation: Bool) {
             nodes[slot].onProbation = onProbation
             if onProbation {
                 Self.link(slot, atHeadOf: &probation, in: &nodes)
@@ -227,7 +240,8 @@ extension MemoryStore {
             }
         }
 
-        private mutating func unlink(_ slot: Int) {
+        @inlinable
+        mutating func unlink(_ slot: Int) {
             if nodes[slot].onProbation {
                 Self.unlink(slot, from: &probation, in: &nodes)
             } else {
@@ -235,7 +249,8 @@ extension MemoryStore {
             }
         }
 
-        private static func link(_ slot: Int, atHeadOf segment: inout Segment, in nodes: inout [Node]) {
+        @inlinable
+        static func link(_ slot: Int, atHeadOf segment: inout Segment, in nodes: inout [Node]) {
             nodes[slot].previous = State.none
             nodes[slot].next = segment.head
             if segment.head != State.none { nodes[segment.head].previous = slot }
@@ -244,7 +259,8 @@ extension MemoryStore {
             segment.cost += nodes[slot].cost
         }
 
-        private static func unlink(_ slot: Int, from segment: inout Segment, in nodes: inout [Node]) {
+        @inlinable
+        static func unlink(_ slot: Int, from segment: inout Segment, in nodes: inout [Node]) {
             let previous = nodes[slot].previous, next = nodes[slot].next
             if previous != State.none { nodes[previous].next = next } else { segment.head = next }
             if next != State.none { nodes[next].previous = previous } else { segment.tail = previous }

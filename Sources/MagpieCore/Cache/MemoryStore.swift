@@ -41,7 +41,7 @@ public final class MemoryStore<Value: CacheCostCalculable>: Sendable {
         }
     }
 
-    private let state: Mutex<State>
+    @usableFromInline let state: Mutex<State>
     private let sweeper = Mutex<Task<Void, Never>?>(nil)
 
     /// Creates an empty storage; starts the background sweep when `config.cleanInterval` is positive.
@@ -134,6 +134,7 @@ public final class MemoryStore<Value: CacheCostCalculable>: Sendable {
     ///   - key: The key the value was stored under.
     ///   - extendingExpiration: What this read does to the entry's expiry; nil (the default) for
     ///     ``Config/accessExtending``.
+    @inlinable
     public func value(forKey key: String, extendingExpiration: ExpirationExtending? = nil) -> Value? {
         state.withLock { state in
             let now = state.config.clock.now().timeIntervalSinceReferenceDate
@@ -144,6 +145,7 @@ public final class MemoryStore<Value: CacheCostCalculable>: Sendable {
     /// True when `key` holds an unexpired entry. Neither the LRU order, the expiry nor the statistics change.
     ///
     /// - Parameter key: The key the value was stored under.
+    @inlinable
     public func isCached(forKey key: String) -> Bool {
         state.withLock { state in
             guard let index = state.index[key] else { return false }
