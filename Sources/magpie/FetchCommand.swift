@@ -28,11 +28,7 @@ struct FetchCommand: AsyncParsableCommand, RetrievalCommand {
     @Flag(help: "Ask the server whether cached entries with an ETag or Last-Modified changed (304 keeps them).")
     var revalidate = false
 
-    @Option(help: "Process each image with this chain (see below), e.g. resize:256x256:fit|round:12; cached under the chain.")
-    var processor: String?
-
-    @Option(help: "Shrink each image to fit inside WxH while decoding (before --processor).")
-    var downsample: String?
+    @OptionGroup var processing: ProcessingChainOptions
 
     @Flag(name: .customLong("cache-original"), help: "With a processor, also keep the downloaded bytes in the cache.")
     var cacheOriginal = false
@@ -48,7 +44,6 @@ struct FetchCommand: AsyncParsableCommand, RetrievalCommand {
     func validate() throws {
         guard !(forceRefresh && onlyFromCache) else { throw ValidationError("--force-refresh and --only-from-cache exclude each other") }
         guard !(revalidate && onlyFromCache) else { throw ValidationError("--revalidate and --only-from-cache exclude each other") }
-        try validateProcessing()
     }
 
     func run() async throws {
@@ -75,7 +70,7 @@ struct FetchCommand: AsyncParsableCommand, RetrievalCommand {
             }
         }
 
-        let output = Output(json: json, outDirectory: outDirectory, processed: processor != nil || downsample != nil)
+        let output = Output(json: json, outDirectory: outDirectory, processed: processing.isProcessing)
         let chosen = options
         let failures = await withTaskGroup(of: Bool.self) { group in
             for text in urls {

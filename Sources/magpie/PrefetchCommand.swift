@@ -39,11 +39,7 @@ struct PrefetchCommand: AsyncParsableCommand, RetrievalCommand {
     @Option(help: "How many images are retrieved at once (1...256).")
     var concurrency = 8
 
-    @Option(help: "Process each image with this chain (see below), e.g. resize:256x256:fit; cached under the chain.")
-    var processor: String?
-
-    @Option(help: "Shrink each image to fit inside WxH while decoding (before --processor).")
-    var downsample: String?
+    @OptionGroup var processing: ProcessingChainOptions
 
     @Flag(name: .customLong("force-refresh"), help: "Download even what is cached.")
     var forceRefresh = false
@@ -62,7 +58,6 @@ struct PrefetchCommand: AsyncParsableCommand, RetrievalCommand {
             throw ValidationError(urls.isEmpty ? "give URLs or --list FILE" : "give URLs or --list FILE, not both")
         }
         guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 256") }
-        try validateProcessing()
     }
 
     func run() async throws {

@@ -8,10 +8,8 @@ protocol RetrievalCommand {
     var global: GlobalOptions { get }
     /// `--cache-dir`, `--name`, `--size-limit`.
     var namedCache: NamedCacheOptions { get }
-    /// `--processor`: a processor chain's text form.
-    var processor: String? { get }
-    /// `--downsample`: `WxH`.
-    var downsample: String? { get }
+    /// `--processor` and `--downsample`.
+    var processing: ProcessingChainOptions { get }
     /// `--force-refresh`.
     var forceRefresh: Bool { get }
     /// The cache-policy, `--timeout` and `--retry` flags.
@@ -19,12 +17,6 @@ protocol RetrievalCommand {
 }
 
 extension RetrievalCommand {
-    /// Checks `--processor` and `--downsample` (usage errors); call it from `validate()`.
-    func validateProcessing() throws {
-        if let downsample, PixelSize(parsing: downsample) == nil { throw ValidationError("--downsample must look like 256x256") }
-        _ = try processorOption(processor)
-    }
-
     /// A manager over `cache` and the CLI's downloader with `--timeout` and `--retry`: `concurrency` parallel
     /// downloads overall and per host when given, the library's defaults otherwise. Release it with ``shutDown(_:)``.
     func makeManager(cache: ImageCache, concurrency: Int? = nil) -> ImageManager {
@@ -35,9 +27,7 @@ extension RetrievalCommand {
 
     /// The retrieval options of `--processor`, `--downsample`, `--force-refresh` and the cache-policy flags.
     func retrievalOptions() throws -> [MagpieOption] {
-        var options: [MagpieOption] = []
-        if let processor = try processorOption(processor) { options.append(.processor(processor)) }
-        if let size = downsample.flatMap(PixelSize.init(parsing:)) { options.append(.downsampling(size)) }
+        var options = try processing.magpieOptions()
         if forceRefresh { options.append(.forceRefresh) }
         return options + (try policy.cachePolicy.magpieOptions())
     }
