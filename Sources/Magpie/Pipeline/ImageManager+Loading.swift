@@ -271,16 +271,11 @@ extension ImageManager {
         }
         // Background writes are counted by the cache they go to (`ImageCache.flush()` / `shutdown()` wait for them),
         // under the keys they write (reads of those keys wait for them).
-        if options.waitForCache { await cache.writeNow(keys: [variantKey], write) } else { cache.writeInBackground(keys: [variantKey], write) }
+        await cache.write(keys: [variantKey], awaited: options.waitForCache, write)
         guard storeOriginal, request.isProcessed, let data else { return }
         let original = request.originalCache
-        let writeOriginal: @Sendable () async -> Void = {
+        await original.write(keys: [request.key], awaited: options.waitForCache) {
             try? await original.storeToDisk(data, forKey: request.key, expiration: options.diskCacheExpiration, validators: validators)
-        }
-        if options.waitForCache {
-            await original.writeNow(keys: [request.key], writeOriginal)
-        } else {
-            original.writeInBackground(keys: [request.key], writeOriginal)
         }
     }
 }

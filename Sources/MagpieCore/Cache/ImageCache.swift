@@ -228,16 +228,15 @@ public final class ImageCache: Sendable {
         return disk
     }
 
-    /// Runs a data-cache write of the entries under `keys` (computed keys) in the background, counted until it ends
-    /// so that ``flush()`` can wait for it. Reads of those keys through this cache wait for it rather than miss.
-    package func writeInBackground(keys: [String], _ write: @escaping @Sendable () async -> Void) {
-        pendingWrites.start(keys: keys, write)
-    }
-
-    /// Runs a data-cache write of the entries under `keys` in the calling task, counted so that a concurrent
-    /// ``flush()`` waits for it too.
-    package func writeNow(keys: [String], _ write: () async -> Void) async {
-        await pendingWrites.run(keys: keys, write)
+    /// Runs a data-cache write of the entries under `keys` (computed keys), counted until it ends so that ``flush()``
+    /// can wait for it, and registered under those keys so that reads of them wait for it rather than miss.
+    ///
+    /// - Parameters:
+    ///   - keys: The computed keys the write stores.
+    ///   - awaited: True to run it in the calling task (`.waitForCache`), false to run it in the background.
+    ///   - write: The write.
+    package func write(keys: [String], awaited: Bool, _ write: @escaping @Sendable () async -> Void) async {
+        if awaited { await pendingWrites.run(keys: keys, write) } else { pendingWrites.start(keys: keys, write) }
     }
 
     /// Returns once no write of this cache to the data-layer entry `computed` is running: a read that follows finds

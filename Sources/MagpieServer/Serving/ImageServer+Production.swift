@@ -20,10 +20,11 @@ extension ImageServer {
         let fetchStart = ContinuousClock.now
         let pipeline: ImageManager
         if case .provider = source { pipeline = localManager } else { pipeline = manager }
+        // No .waitForCache: the source's bytes are written after the answer, and the next request for the source
+        // (another size) waits for that write rather than missing it (the pipeline's reads wait for writes of the
+        // same key in flight).
         var retrieval: [MagpieOption] = [
             .decodingOptions(decoding), .respectCacheControl, .memoryCacheWrites(false), .memoryCacheReads(false),
-            // The source's bytes are written after the answer: the next request for it (another size) waits for
-            // that write rather than missing it (the pipeline's reads wait for writes of the same key in flight).
             .downloadTimeout(configuration.downloadTimeout),
         ]
         // imgproxy's cachebuster: a new value is a new result, and the source is asked again rather than reused.
