@@ -8,6 +8,17 @@ import PackageDescription
 let sanitizerLocks: [SwiftSetting] =
     ProcessInfo.processInfo.environment["MAGPIE_TSAN_LOCKS"] == "1" ? [.define("MAGPIE_TSAN_LOCKS")] : []
 
+// A product of a package dependency that only one trait brings in (see `traits` below).
+func networking(_ product: String, _ package: String) -> Target.Dependency {
+    .product(name: product, package: package, condition: .when(traits: ["Networking"]))
+}
+func server(_ product: String, _ package: String) -> Target.Dependency {
+    .product(name: product, package: package, condition: .when(traits: ["Server"]))
+}
+func commandLine(_ product: String, _ package: String) -> Target.Dependency {
+    .product(name: product, package: package, condition: .when(traits: ["CLI"]))
+}
+
 let package = Package(
     name: "Magpie",
     platforms: [.macOS(.v15)],
@@ -21,9 +32,18 @@ let package = Package(
         // The face detector plugin (OpenCV's cascade classifier), a shared library the codec layer opens on first use:
         // Sources/CImageCodecs/faces.c says why it is not linked. `swift build` puts it beside `magpie`.
         .library(name: "MagpieFaceDetection", type: .dynamic, targets: ["CFaceDetection"]),
-        // No `.executable` product on purpose: SwiftPM resolves the dependencies of every product a dependency
-        // declares, so a `magpie` product would make each client resolve ArgumentParser and Hummingbird. A root
-        // package still gets an executable product per executable target (`swift run magpie` works here).
+        // No `.executable` product: a root package gets one per executable target anyway (`swift run magpie`
+        // works here), and a library user has no use for it.
+    ],
+    // Traits keep a library user's build small: SwiftPM resolves, fetches and builds a package dependency only when
+    // some target's use of it is enabled. A client of MagpieCore (`traits: []`) gets swift-collections, -log and
+    // -metrics; one of Magpie (the default) adds AsyncHTTPClient and NIO; only `Server` brings Hummingbird and
+    // swift-crypto (HMAC signatures), and only `CLI` ArgumentParser. This repository builds everything: `swift build --enable-all-traits`.
+    traits: [
+        .trait(name: "Networking", description: "The Magpie product: HTTP loading over AsyncHTTPClient and NIO, the pipeline, prefetcher and binding."),
+        .trait(name: "Server", description: "The MagpieServer product and the test origin: Hummingbird, ServiceLifecycle, Prometheus.", enabledTraits: ["Networking"]),
+        .trait(name: "CLI", description: "The magpie executable: ArgumentParser and swift-configuration.", enabledTraits: ["Server"]),
+        .default(enabledTraits: ["Networking"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -86,7 +106,6 @@ let package = Package(
             dependencies: [
                 "CImageCodecs",
                 "CSQLite",
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -100,12 +119,12 @@ let package = Package(
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                networking("AsyncHTTPClient", "async-http-client"),
+                networking("Tracing", "swift-distributed-tracing"),
+                networking("NIOCore", "swift-nio"),
+                networking("NIOHTTP1", "swift-nio"),
+                networking("NIOPosix", "swift-nio"),
+                networking("NIOSSL", "swift-nio-ssl"),
             ],
             swiftSettings: sanitizerLocks
         ),
@@ -116,13 +135,13 @@ let package = Package(
             dependencies: [
                 // HTTPDate: one HTTP-date parser for the pipeline and the origin's If-Modified-Since.
                 "MagpieCore",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                server("Hummingbird", "hummingbird"),
+                server("HummingbirdCore", "hummingbird"),
+                server("HummingbirdTLS", "hummingbird"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                networking("NIOCore", "swift-nio"),
+                networking("NIOSSL", "swift-nio-ssl"),
             ]
         ),
         // The image server: URL API and signatures, source policy, load shedding, result caching, metrics.
@@ -130,17 +149,17 @@ let package = Package(
             name: "MagpieServer",
             dependencies: [
                 "Magpie",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                server("Hummingbird", "hummingbird"),
+                server("HummingbirdCore", "hummingbird"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
+                server("Crypto", "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                server("Prometheus", "swift-prometheus"),
+                server("HTTPTypes", "swift-http-types"),
+                networking("NIOCore", "swift-nio"),
+                networking("NIOHTTP1", "swift-nio"),
+                server("NIOHTTPTypes", "swift-nio-extras"),
             ],
             swiftSettings: sanitizerLocks
         ),
@@ -161,12 +180,12 @@ let package = Package(
                 "MagpieAllocatorPolicy",
                 "MagpieOrigin",
                 "MagpieServer",
-                .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                commandLine("Configuration", "swift-configuration"),
+                commandLine("ArgumentParser", "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 // `serve` bootstraps MetricsSystem, so the library's counters reach /metrics (LibraryMetrics.swift).
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                server("Prometheus", "swift-prometheus"),
             ],
             swiftSettings: sanitizerLocks
         ),
@@ -245,14 +264,14 @@ let package = Package(
                 "MagpieAllocatorPolicy",
                 // The CLI's own value parsers (ByteCount) are unit-tested; the commands run as a subprocess.
                 "magpie",
-                .product(name: "Crypto", package: "swift-crypto"),
+                server("Crypto", "swift-crypto"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 "MagpieOrigin",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                networking("AsyncHTTPClient", "async-http-client"),
+                networking("NIOCore", "swift-nio"),
+                networking("NIOHTTP1", "swift-nio"),
+                networking("NIOPosix", "swift-nio"),
+                networking("NIOSSL", "swift-nio-ssl"),
             ],
             swiftSettings: sanitizerLocks
         ),

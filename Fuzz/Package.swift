@@ -5,7 +5,7 @@ import PackageDescription
 
 let package = Package(
     name: "MagpieFuzz",
-    dependencies: [.package(name: "Magpie", path: "..")],
+    dependencies: [.package(name: "Magpie", path: "..", traits: ["Server"])],
     targets: [
         .target(name: "FuzzDriver"),
         .executableTarget(name: "DecodeFuzzer", dependencies: ["FuzzDriver", .product(name: "MagpieCore", package: "Magpie")]),

@@ -166,3 +166,8 @@ public enum ImageOriginError: Error, Sendable {
     /// The server did not come up (e.g. it could not bind to 127.0.0.1).
     case couldNotStart
 }
+
+// Package.swift's traits: Hummingbird comes only with `Server`.
+#if !Server
+#error("MagpieOrigin needs the package's Server trait: swift build --enable-all-traits")
+#endif

@@ -60,3 +60,8 @@ func processorOption(_ spec: String?) throws -> (any ImageProcessor)? {
         throw ValidationError("--processor: bad part \"\(part)\": \(message)")
     }
 }
+
+// Package.swift's traits: ArgumentParser and swift-configuration come only with `CLI`.
+#if !CLI
+#error("The magpie executable needs the package's CLI trait: swift build --enable-all-traits")
+#endif

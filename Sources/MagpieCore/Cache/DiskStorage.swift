@@ -1,4 +1,3 @@
-import Crypto
 import Dispatch
 import Synchronization
 #if canImport(FoundationEssentials)
@@ -492,7 +491,7 @@ public final class DiskStorage: Sendable {
     /// SHA-256 of the key in hex (collision-resistant even for attacker-chosen URLs, unlike
     /// MD5), plus the key's path extension when configured.
     func fileName(forKey key: String) -> String {
-        let hash = SHA256.hash(data: Data(key.utf8)).withUnsafeBytes { lowercaseHex($0) }
+        let hash = lowercaseHex(SHA256Hash.digest(key.utf8))
         guard config.keepsPathExtension, let ext = Self.pathExtension(of: key) else { return hash }
         return hash + "." + ext
     }

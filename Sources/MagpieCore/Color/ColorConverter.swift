@@ -1,6 +1,5 @@
 import CImageCodecs
 import Dispatch
-import Crypto
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -159,13 +158,13 @@ public enum ColorConverter {
 
     private static func transform(for profile: ColorProfile, layout: mg_color_layout) -> Transform? {
         let space = profile.iccData == nil ? rgbSpace(of: profile) : nil
-        let digest: SHA256.Digest
+        let digest: [UInt8]
         if let icc = profile.iccData {
-            digest = SHA256.hash(data: icc)
+            digest = SHA256Hash.digest(icc)
         } else if let space {
             let numbers = [space.white_x, space.white_y, space.red_x, space.red_y, space.green_x, space.green_y,
                            space.blue_x, space.blue_y, Double(space.transfer), space.gamma]
-            digest = numbers.withUnsafeBytes { SHA256.hash(data: $0) }
+            digest = numbers.withUnsafeBytes { SHA256Hash.digest($0) }
         } else {
             return nil
         }

@@ -1,4 +1,3 @@
-import Crypto
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -22,7 +21,7 @@ public struct DataURLImageDataProvider: ImageDataProvider {
     ///   - cacheKey: The key in the caches; nil (the default) for `data-url:sha256:` and the URL's hash.
     public init(url: URL, cacheKey: String? = nil) {
         self.url = url
-        self.cacheKey = cacheKey ?? "data-url:sha256:" + SHA256.hash(data: Data(url.absoluteString.utf8)).withUnsafeBytes { lowercaseHex($0) }
+        self.cacheKey = cacheKey ?? "data-url:sha256:" + lowercaseHex(SHA256Hash.digest(url.absoluteString.utf8))
     }
 
     /// The `data:` URL itself (``url``).

@@ -24,7 +24,7 @@ struct ServeSettingDeclarationTests {
         }
         #expect(written == ServeSetting.markdownTable, """
             docs/DEPLOYMENT.md's settings table drifted from ServeSetting.all; rewrite it with \
-            \(Self.updateVariable)=1 swift test --skip-build --filter ServeSettingDeclarationTests
+            \(Self.updateVariable)=1 swift test --enable-all-traits --skip-build --filter ServeSettingDeclarationTests
             """)
     }
 

@@ -1,5 +1,4 @@
 import CImageCodecs
-import Crypto
 import Dispatch
 import Logging
 import Synchronization
@@ -309,10 +308,10 @@ struct GreyCopy: Sendable {
 
     /// SHA-256 of the size and the grey bytes.
     var digest: String {
-        var hash = SHA256()
-        hash.update(data: Array("\(width)x\(height)".utf8))
-        hash.update(data: grey)
-        return "grey:" + lowercaseHex(Array(hash.finalize()))
+        var hash = SHA256Hash()
+        hash.update("\(width)x\(height)".utf8)
+        hash.update(grey)
+        return "grey:" + lowercaseHex(hash.finalize())
     }
 
     /// The aspect ratio to two places: with the source's key (which names what was done to the source before), the
