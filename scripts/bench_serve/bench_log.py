@@ -19,6 +19,9 @@ def ratio(section, label, value, note=""):
         _append(section, label, f"{value:.4f}", note)
 
 
-def target(key, subject, measured, limit, met):
-    """A target verdict: the key as Benchmarks/report.py lists it, what was measured, value and limit as text."""
-    _append("target", key, subject, measured, limit, "met" if met else "not met")
+def target(key, subject, measured, limit, verdict):
+    """A target verdict: the key as Benchmarks/report.py lists it, what was measured, value and limit as text, and
+    the verdict: True / False, or "met", "not met" or "noisy" (alternated pairs that disagreed by 10 % or more)."""
+    if not isinstance(verdict, str):
+        verdict = "met" if verdict else "not met"
+    _append("target", key, subject, measured, limit, verdict)
