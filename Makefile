@@ -1,5 +1,5 @@
 # Shortcuts; each target is one script in scripts/.
-.PHONY: demo test bench fuzz sanitize soak bench-serve bench-cluster serve-soak
+.PHONY: demo test bench fuzz sanitize soak bench-serve bench-cluster bench-library serve-soak
 demo:
 	scripts/demo
 test:
@@ -16,5 +16,9 @@ bench-serve:
 	scripts/bench-serve
 bench-cluster:
 	scripts/bench-cluster
+# The library's pinned target rows alone, from the release build scripts/bench makes (run that once first).
+bench-library:
+	scripts/bench-library --bin "$$(swift build --enable-all-traits -c release --show-bin-path)" \
+		--python "$$(python3 -c 'import sys, PIL; print(sys.executable)' 2>/dev/null || echo $$PWD/.build-bench/venv/bin/python)"
 serve-soak:
 	scripts/serve-soak

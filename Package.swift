@@ -197,7 +197,8 @@ let package = Package(
         .executableTarget(
             name: "magpie-bench",
             dependencies: ["MagpieBenchSupport", "Magpie"],
-            path: "Benchmarks/MagpieBenchmarks"
+            path: "Benchmarks/MagpieBenchmarks",
+            exclude: ["pillow_codec.py"]
         ),
         .executableTarget(
             name: "magpie-proc-bench",

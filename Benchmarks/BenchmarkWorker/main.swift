@@ -27,6 +27,9 @@ struct Measurement: Codable {
     var floorKiB: Int? = nil
     /// `encode-*` only: the size of the encoded output.
     var outputBytes: Int? = nil
+    /// The median CPU time of one timed run, every thread of this process (user + system): on one pinned core,
+    /// what the item costs whatever else the machine runs.
+    var medianCpuMs: Double? = nil
 }
 
 let thumbBox = PixelSize(width: 256, height: 256)
@@ -112,14 +115,25 @@ func child(task: String, path: String, runs: Int, parameters: [Int]) throws -> M
     return try measure(runs: runs, work)
 }
 
-/// Two warm-up runs of `work`, then `runs` timed ones: their median, the peak RSS, and the output size if any.
+/// The CPU time this process has used so far, all threads, user + system, in ms.
+func processCPUMilliseconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
+    return Double(now.tv_sec) * 1000 + Double(now.tv_nsec) / 1e6
+}
+
+/// Two warm-up runs of `work`, then `runs` timed ones: their median wall and CPU time, the peak RSS, and the output size if any.
 func measure(runs: Int, _ work: () throws -> Int?) throws -> Measurement {
     var outputBytes: Int?
     for _ in 0..<2 { outputBytes = try work() }  // warm-up
-    var times: [Double] = []
+    var times: [Double] = [], cpu: [Double] = []
     let clock = ContinuousClock()
-    for _ in 0..<runs { times.append(milliseconds(clock.measure { _ = try? work() })) }
-    return Measurement(medianMs: median(times), peakRSSKiB: peakRSSKiB(), outputBytes: outputBytes)
+    for _ in 0..<runs {
+        let cpuBefore = processCPUMilliseconds()
+        times.append(milliseconds(clock.measure { _ = try? work() }))
+        cpu.append(processCPUMilliseconds() - cpuBefore)
+    }
+    return Measurement(medianMs: median(times), peakRSSKiB: peakRSSKiB(), outputBytes: outputBytes, medianCpuMs: median(cpu))
 }
 
 /// Whether `error` says this build has no decoder or encoder for the format (a coder not merged yet), not that one failed.

@@ -2,6 +2,8 @@
 // plain Dictionary behind a Mutex (the floor any thread-safe cache has to pay) and NSCache.
 //
 //   magpie-cache-bench [--ops N] [--batches N] [--disk-entries N]   (--disk-entries 0 skips the disk part)
+//   magpie-cache-bench --manager-only [--batches N] [--manager-part hit|raw]   (one JSON line: the manager hit against the raw lookup, one task;
+//                                                      scripts/bench-library runs it pinned to one core)
 //
 // Every cache holds the same 1,000 small images and every lookup hits. A batch is N lookups
 // per thread over the keys in a shuffled order; the median batch is reported. With 2 threads,
@@ -156,6 +158,11 @@ func leftPad(_ text: String, _ width: Int) -> String {
     text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
 }
 
+if arguments.contains("--manager-only") {
+    let part = arguments.firstIndex(of: "--manager-part").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+    await runPinnedManagerCell(batches: batches, part: part)
+    exit(0)
+}
 print("magpie-cache-bench: \(entryCount) entries, \(opsPerBatch) hits per thread per batch, median of \(batches) batches")
 print("CPUs: \(ProcessInfo.processInfo.activeProcessorCount)")
 print()

@@ -13,6 +13,8 @@ struct Measurement: Codable {
     var baselineMs: Double?
     /// External tools: the worker's own peak RSS, which a child's ru_maxrss cannot go below.
     var floorKiB: Int?
+    /// Magpie and Pillow: the median CPU time of one run (all threads, user + system).
+    var medianCpuMs: Double?
 }
 
 /// A peer (or the worker) that is installed but did not run: the bench reports it and exits non-zero.
@@ -46,29 +48,8 @@ func measureProcess(_ executable: String, _ arguments: [String]) throws -> Measu
     }
 }
 
-let pillowScript = """
-    import io, sys, time, statistics
-    from PIL import Image
-    task, path, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    data = open(path, 'rb').read()
-    def run():
-        im = Image.open(io.BytesIO(data))
-        if task == 'decode':
-            im.load()
-        else:
-            im.draft('RGB', (256, 256))
-            im.thumbnail((256, 256), Image.LANCZOS)
-            if im.mode not in ('RGB', 'L'):
-                im = im.convert('RGB')
-            im.save(io.BytesIO(), 'JPEG', quality=80)
-    for _ in range(2): run()
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter(); run(); times.append((time.perf_counter() - t) * 1000)
-    # VmHWM, not ru_maxrss: after fork+exec ru_maxrss still holds the parent's high-water mark.
-    hwm = int([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0])
-    print('{"medianMs": %f, "peakRSSKiB": %d}' % (statistics.median(times), hwm))
-    """
+/// Pillow's side of the decode and thumbnail cells (a file beside this one, shared with scripts/bench-library).
+let pillowScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("pillow_codec.py").path
 
 /// The tools of one run: the worker, and each peer's executable (nil = not installed, skipped).
 /// Every method returns nil for a peer that is not installed and throws when an installed one fails.
@@ -88,7 +69,7 @@ struct Peers {
 
     func pillow(_ task: String, _ path: String, runs: Int) throws -> Measurement? {
         guard let python else { return nil }
-        return try measureProcess(python, ["-c", pillowScript, task, path, "\(runs)"])
+        return try measureProcess(python, [pillowScript, task, path, "\(runs)"])
     }
 
     /// djpeg to /dev/null, minus the cost of spawning /bin/true; `scale` is djpeg's -scale M/N.

@@ -169,6 +169,14 @@ final class NginxServer: Sendable {
         return server
     }
 
+    /// Moves nginx (one process: `master_process off`) to `core` alone, with taskset, so a pinned client has the
+    /// other core to itself.
+    func pin(toCore core: Int) async throws {
+        guard let taskset = findExecutable("taskset") else { throw BenchError("--origin-core: taskset is not installed") }
+        let status = await waitForExit(try spawn(taskset, ["-p", "-c", "\(core)", "\(pid)"])).code
+        guard status == 0 else { throw BenchError("taskset -p -c \(core) \(pid) failed (status \(status))") }
+    }
+
     /// User + system CPU time nginx has used so far (from /proc, 10 ms resolution).
     var cpuTime: Duration? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),

@@ -32,6 +32,7 @@ import bench_log  # beside this file: rows for scripts/bench's targets table and
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: magpie_scripts
 from magpie_scripts.signing import Signer  # noqa: E402
+from magpie_scripts.pairs import NOISY, spread, verdict  # noqa: E402
 
 FORMATS = {  # name: (magpie format option, thumbor format filter, file extension, magic test)
     "jpeg": ("jpeg", "jpeg", "jpg", lambda b: b[:3] == b"\xff\xd8\xff"),
@@ -42,7 +43,6 @@ LABEL = {"jpeg": "JPEG", "webp": "WebP", "avif": "AVIF"}
 SIZE = 512
 SMART_SIZE = 300  # the smart-against-centre cells: a 12 MP JPEG cropped to fill this square
 QUALITY = 80
-NOISY = 0.10  # a cell's pairs whose ratios spread by this much (of their median) or more give no verdict: "noisy"
 
 
 def say(message):
@@ -927,21 +927,6 @@ http {{
         theirs = self.results.get((fmt, mode, peer), [])
         return [(m, p) for m, p in zip(ours, theirs) if m.requests and p.requests]
 
-    @staticmethod
-    def spread(values):
-        """(largest − smallest) / median of a cell's per-pair ratios; None from fewer than two pairs."""
-        if len(values) < 2:
-            return None
-        middle = statistics.median(values)
-        return (max(values) - min(values)) / middle if middle else None
-
-    @staticmethod
-    def verdict(met, spread):
-        """A target's verdict from the median ratio, unless the pairs disagree by NOISY or more: then "noisy"."""
-        if spread is not None and spread >= NOISY:
-            return "noisy"
-        return "met" if met else "not met"
-
     def cell_verdict(self, fmt, mode, peer):
         """One row of the serve table: the pairs' median req/s, both ratios with their spread, the target's verdict.
         Cold cells are judged on req/s (magpie ÷ thumbor); cached ones on CPU per answer (magpie ÷ nginx), with
@@ -957,30 +942,30 @@ http {{
             "peer_rps": statistics.median(p.rps for _, p in pairs),
             "magpie_cpu": statistics.median(m.cpu_per_answer_us for m, _ in pairs),
             "peer_cpu": statistics.median(p.cpu_per_answer_us for _, p in pairs),
-            "rps_ratio": statistics.median(rps), "rps_spread": self.spread(rps),
-            "cpu_ratio": statistics.median(cpu) if cpu else None, "cpu_spread": self.spread(cpu),
+            "rps_ratio": statistics.median(rps), "rps_spread": spread(rps),
+            "cpu_ratio": statistics.median(cpu) if cpu else None, "cpu_spread": spread(cpu),
             "pair_ratios": rps if mode == "cold" else cpu,
         }
         if mode == "cold":
             limit = 2.0 if fmt == "jpeg" else 1.3
             row.update(key="w3p4-cold-jpeg" if fmt == "jpeg" else "w3p4-cold-webp-avif", limit=f"≥ {limit:.1f}× thumbor",
-                       verdict=self.verdict(row["rps_ratio"] >= limit, row["rps_spread"]),
+                       verdict=verdict(row["rps_ratio"] >= limit, row["rps_spread"]),
                        measured=f"{row['rps_ratio']:.2f}× thumbor req/s")
         else:
             row.update(key="w3p4-cached-cpu", limit="CPU per answer ≤ 2.0× nginx")
             if row["cpu_ratio"] is None:
                 row.update(verdict="not measured", measured="no CPU figure for nginx")
             else:
-                row.update(verdict=self.verdict(row["cpu_ratio"] <= 2.0, row["cpu_spread"]),
+                row.update(verdict=verdict(row["cpu_ratio"] <= 2.0, row["cpu_spread"]),
                            measured=f"CPU per answer {row['cpu_ratio']:.2f}× nginx (req/s {row['rps_ratio']:.2f}×)")
         return row
 
     def log_cell(self, fmt, mode, row):
         """The cell's chart bar (time per request: the peer's req/s over magpie's) and its target row."""
         label = LABEL[fmt]
-        spread = row["rps_spread"] if mode == "cold" else row["cpu_spread"]
+        judged = row["rps_spread"] if mode == "cold" else row["cpu_spread"]
         pairs = f"{row['pairs']} pair{'s' if row['pairs'] != 1 else ''}" + (
-            f", spread {spread * 100:.0f} %" if spread is not None else "")
+            f", spread {judged * 100:.0f} %" if judged is not None else "")
         if mode == "cold":
             bench_log.ratio("server", f"cold {label} vs thumbor", 1 / row["rps_ratio"])
             subject = f"cold {label}: magpie {row['magpie_rps']:,.1f} vs thumbor {row['peer_rps']:,.1f} req/s ({pairs})"

@@ -5,4 +5,5 @@ the scripts folder on sys.path, relative to its own file:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # scripts/bench_serve/driver.py
 
 - signing: Magpie's (imgproxy-style) URL signatures and base64url.
+- pairs: the spread and verdict of alternated pairs (scripts/bench-serve, scripts/bench-library).
 """
