@@ -61,20 +61,21 @@ struct ManagerFixture: Sendable {
     }
 }
 
-/// scripts/bench-library's manager row (`--manager-only`): one task, raw lookups then manager hits, printed as one
-/// JSON line of wall and CPU ns per lookup. Run pinned to one core, a process per pair. `part` "hit" or "raw" runs
-/// that half alone (the script's instruction counts, which need one part per process).
+/// scripts/bench-library's manager row (`--manager-only`): one task, a batch of raw lookups and a batch of manager hits
+/// by turns (so a neighbour's burst on the core hits both halves alike), printed as one JSON line of the median wall
+/// and CPU ns per lookup. Run pinned to one core, a process per pair. `part` "hit" or "raw" runs that half alone (the
+/// script's instruction counts, which need one part per process).
 func runPinnedManagerCell(batches: Int, part: String?) async {
     let perTask = 100_000
     let fixture = ManagerFixture(perTask: perTask)
-    var fields: [String] = []
-    if part != "hit" {
-        let raw = await measureAsyncWithCPU(tasks: 1, perTask: perTask, batches: batches) { _ in fixture.rawLookups() }
-        fields += ["\"rawNs\": \(raw.wallNs)", "\"rawCpuNs\": \(raw.cpuNs)"]
+    var raw: [(wallNs: Double, cpuNs: Double)] = [], hit: [(wallNs: Double, cpuNs: Double)] = []
+    for _ in 0..<batches {
+        if part != "hit" { raw.append(await measureAsyncWithCPU(tasks: 1, perTask: perTask, batches: 1) { _ in fixture.rawLookups() }) }
+        if part != "raw" { hit.append(await measureAsyncWithCPU(tasks: 1, perTask: perTask, batches: 1) { _ in await fixture.managerHits() }) }
     }
-    if part != "raw" {
-        let hit = await measureAsyncWithCPU(tasks: 1, perTask: perTask, batches: batches) { _ in await fixture.managerHits() }
-        fields += ["\"hitNs\": \(hit.wallNs)", "\"hitCpuNs\": \(hit.cpuNs)"]
+    var fields: [String] = []
+    for (name, samples) in [("raw", raw), ("hit", hit)] where !samples.isEmpty {
+        fields += ["\"\(name)Ns\": \(median(samples.map(\.wallNs)))", "\"\(name)CpuNs\": \(median(samples.map(\.cpuNs)))"]
     }
     print("{" + fields.joined(separator: ", ") + "}")
 }
