@@ -5,6 +5,8 @@
   report.py targets RATIOS.tsv         Markdown table of the targets of waves 1 and 2, met / not met / not measured
   report.py unmet RATIOS.tsv           Markdown list of the targets not met in that run, each with its reason from
                                        reasons.tsv beside this file (KEY, tab, reason; '#' lines are comments)
+  report.py compare EARLIER.tsv LATER.tsv   Markdown table of every target's rows in two runs side by side, with
+                                       whether the verdicts agree (scripts/bench: this run against the one before)
 
 RATIOS.tsv lines (tab-separated), written by Benchmarks/Support/BenchLog.swift and scripts/bench_serve/bench_log.py:
   SECTION  LABEL  RATIO  NOTE                         a chart bar (RATIO = Magpie time / peer time)
@@ -167,6 +169,38 @@ def unmet_list(path):
     return '\n'.join(out)
 
 
+def compare_table(earlier_path, later_path):
+    """Every target row of two runs side by side, matched by key and order within the key (a bench writes a key's
+    rows in the same order each run), with whether the two verdicts agree."""
+    runs = []
+    for path in (earlier_path, later_path):
+        _, rows = read_rows(path)
+        by_key = {}
+        for key, subject, measured, limit, verdict in rows:
+            by_key.setdefault(key, []).append((subject, measured, limit, verdict))
+        runs.append(by_key)
+    out = ['| part | target | row | earlier run | this run | same verdict |', '|---|---|---|---|---|---|']
+    agree = differ = 0
+    keys = [(key, part, promise) for key, part, promise, _ in TARGETS]
+    keys += [(key, '?', key) for key in list(runs[0]) + list(runs[1]) if key not in {k for k, *_ in TARGETS}]
+    seen = set()
+    for key, part, promise in keys:
+        if key in seen:
+            continue
+        seen.add(key)
+        earlier, later = runs[0].get(key, []), runs[1].get(key, [])
+        for index in range(max(len(earlier), len(later))):
+            a = earlier[index] if index < len(earlier) else None
+            b = later[index] if index < len(later) else None
+            cell = lambda row: f'{row[1]} ({row[3]})' if row else 'not measured'
+            same = bool(a and b and a[3] == b[3])
+            agree, differ = (agree + 1, differ) if same else (agree, differ + 1)
+            subject = (b or a)[0]
+            out.append(f'| {part} | {promise} | {subject} | {cell(a)} | {cell(b)} | {"yes" if same else "**no**"} |')
+    summary = f'Target rows: {agree} with the same verdict in both runs, {differ} with another (or measured in one run only).'
+    return '\n'.join(out) + '\n\n' + summary
+
+
 def nice_ticks(lo, hi):
     ticks = []
     for exponent in range(-3, 4):
@@ -240,6 +274,8 @@ def main(argv):
         print(targets_table(argv[2]))
     elif len(argv) == 3 and argv[1] == 'unmet':
         print(unmet_list(argv[2]))
+    elif len(argv) == 4 and argv[1] == 'compare':
+        print(compare_table(argv[2], argv[3]))
     else:
         sys.exit(__doc__)
 
