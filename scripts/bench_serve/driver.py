@@ -33,6 +33,7 @@ import bench_log  # beside this file: rows for scripts/bench's targets table and
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: magpie_scripts
 from magpie_scripts.signing import Signer  # noqa: E402
 from magpie_scripts.pairs import NOISY, spread, verdict  # noqa: E402
+from magpie_scripts.procs import cpu_seconds, process_tree  # noqa: E402
 
 FORMATS = {  # name: (magpie format option, thumbor format filter, file extension, magic test)
     "jpeg": ("jpeg", "jpeg", "jpg", lambda b: b[:3] == b"\xff\xd8\xff"),
@@ -75,27 +76,6 @@ def wait_for_port(port, process, seconds=60):
 # ---------------------------------------------------------------------------------------------------- processes
 
 
-def process_tree(root):
-    """root and all its descendants, from /proc."""
-    children = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
-            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    tree, queue = [], [root]
-    while queue:
-        pid = queue.pop()
-        tree.append(pid)
-        queue.extend(children.get(pid, []))
-    return tree
-
-
 def status_kib(pid, field):
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -113,20 +93,6 @@ def busy_seconds():
     with open("/proc/stat") as f:
         fields = [int(x) for x in f.readline().split()[1:]] + [0] * 8
     return (fields[0] + fields[1] + fields[2] + fields[7]) / os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pids):
-    total = 0
-    tick = os.sysconf("SC_CLK_TCK")
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                stat = f.read()
-            fields = stat[stat.rindex(")") + 2:].split()
-            total += sum(int(x) for x in fields[11:15])  # utime, stime, and those of reaped children
-        except (OSError, ValueError, IndexError):
-            pass
-    return total / tick
 
 
 class RSSSampler(threading.Thread):
