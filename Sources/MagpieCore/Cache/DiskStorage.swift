@@ -298,11 +298,18 @@ public final class DiskStorage: Sendable {
 
     /// The index's record for `key` (expired or not), without reading the payload or touching it.
     ///
+    /// A key whose payload file is absent is answered without the index: no entry to serve.
     /// - Parameter key: The entry's key.
-    /// - Returns: The metadata, or nil when this cache has no entry for `key` (read-only directories are not searched).
+    /// - Returns: The metadata, or nil when this cache has no entry for `key` or its payload file is gone
+    ///   (read-only directories are not searched).
     /// - Throws: ``MagpieError/cacheFailed(reason:)`` when the index cannot be queried.
     public func metadata(forKey key: String) throws -> EntryMetadata? {
         let name = fileName(forKey: key)
+        // A committed row always has its file (a write renames the payload into place inside the transaction that
+        // inserts the row; a removal deletes the row and the file in one transaction), so a missing file is a miss for
+        // every process sharing the folder, at the cost of one access(2) instead of the index's lock and a query.
+        // Freshness lookups of sources never fetched before (a server's cold requests) are the common case.
+        guard LocalFileSystem.exists(path(of: name)) else { return nil }
         return try withIndex { try Self.lookup($0, name) }.map(withPendingTouch).flatMap { $0.key == key ? $0 : nil }
     }
 
@@ -346,8 +353,8 @@ public final class DiskStorage: Sendable {
         }
     }
 
-    /// Whether an unexpired entry for `key` is indexed (here or in a read-only directory); reads no payload,
-    /// so a damaged payload still counts. Index errors count as not cached.
+    /// Whether an unexpired entry for `key` is indexed (here or in a read-only directory) and its payload file exists;
+    /// reads no payload, so a damaged one still counts. Index errors count as not cached.
     ///
     /// - Parameter key: The entry's key.
     public func isCached(forKey key: String) -> Bool {

@@ -99,6 +99,21 @@ struct DiskStorageTests {
         #expect(!(await disk.containsData(forKey: "k")), "an expired entry is not contained")
     }
 
+    @Test func metadataOfAKeyWithNoPayloadFileAsksNoIndexYetSeesOtherOpenersWrites() throws {
+        let folder = try TemporaryFolder(); defer { folder.cleanUp() }
+        let disk = try storage(folder)
+        let other = try storage(folder)  // another process's opening of the same folder
+        let before = disk.indexTripCount
+        #expect(try disk.metadata(forKey: "never-stored") == nil)
+        #expect(!disk.isCached(forKey: "never-stored"))
+        #expect(disk.indexTripCount == before, "a key without a payload file is a miss without a lock or a query")
+        try other.store(payload(1), forKey: "theirs")
+        #expect(try disk.metadata(forKey: "theirs")?.size == 1000, "a write through another opening is seen at once")
+        #expect(disk.indexTripCount == before + 1)
+        try other.remove(forKey: "theirs")
+        #expect(try disk.metadata(forKey: "theirs") == nil)
+    }
+
     @Test func removeExpiredReturnsFileNamesAndPublishesThem() async throws {
         let folder = try TemporaryFolder(); defer { folder.cleanUp() }
         let clock = TestClock()

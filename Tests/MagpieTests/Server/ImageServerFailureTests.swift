@@ -145,6 +145,30 @@ struct ImageServerFailureTests {
         }
     }
 
+    @Test func withTheOneWorkerBusyANewJobIs429ButAMemoryHitAndAnIdenticalMissPassTheGate() async throws {
+        try await ServerFixture.with(configure: { $0.workers = 1; $0.queueLength = 0 }) { fixture in
+            let cached = fixture.imagePath("pic.png", options: ["resize:20x20:fit"])
+            let first = try await fixture.request(cached)
+            #expect(first.status == 200)
+            fixture.origin.hold("photo.jpg")
+            let busy = fixture.imagePath("photo.jpg", options: ["resize:10x10:fit"])
+            async let running = fixture.request(busy)
+            while fixture.origin.heldRequests < 1 { try await Task.sleep(for: .milliseconds(10)) }
+            // JobAdmission is the one gate, and it is full: a different result is refused at once.
+            let refused = try await fixture.request(fixture.imagePath("photo.jpg", options: ["resize:12x12:fit"]))
+            #expect(refused.status == 429)
+            // Before it in the documented order: the memory layer, then the job an identical request already runs.
+            let hit = try await fixture.request(cached)
+            #expect(hit.status == 200 && hit.header("X-Magpie-Cache") == "memory" && hit.body == first.body)
+            async let joined = fixture.request(busy)
+            try await Task.sleep(for: .milliseconds(200))
+            fixture.origin.release("photo.jpg")
+            let (ran, joining) = try await (running, joined)
+            #expect(ran.status == 200 && joining.status == 200 && joining.body == ran.body)
+            #expect(fixture.origin.requestCount(path: "/img/photo.jpg") == 1)
+        }
+    }
+
     @Test func aRequestWaitingLongerThanItsTimeoutGets503() async throws {
         try await ServerFixture.with(configure: { $0.workers = 1; $0.processingTimeout = .milliseconds(400) }) { fixture in
             fixture.origin.hold("photo.jpg")
