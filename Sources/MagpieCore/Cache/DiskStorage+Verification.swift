@@ -54,15 +54,10 @@ extension DiskStorage {
             switch self {
             case .missingFile: "missing file"
             case .sizeMismatch(let expected, let actual): "size mismatch (index \(expected) bytes, file \(actual))"
-            case .checksumMismatch(let expected, let actual): "checksum mismatch (index \(Self.hex(expected)), file \(Self.hex(actual)))"
+            case .checksumMismatch(let expected, let actual): "checksum mismatch (index 0x\(expected.hexDigits), file 0x\(actual.hexDigits))"
             case .unreadable(let message): "unreadable: \(message)"
             case .rejected(let message): message
             }
-        }
-
-        private static func hex(_ value: UInt32) -> String {
-            let digits = String(value, radix: 16)
-            return "0x" + String(repeating: "0", count: 8 - digits.count) + digits
         }
     }
 

@@ -464,38 +464,24 @@ private struct NearestColorFinder {
             if sorted[mid * 4 + 1] < g { low = mid + 1 } else { high = mid }
         }
         var best = Int32.max, bestIndex = 0
+        // Measures the entry at `position` unless its green distance alone already loses; false then, and as the
+        // entries are sorted by green, so does every entry further out on that side.
+        func visit(_ position: Int) -> Bool {
+            let s = sorted + position * 4
+            let dg = s[1] - g
+            guard wg * dg * dg < best else { return false }
+            let dr = s[0] - r, db = s[2] - b
+            let d = wr * dr * dr + wg * dg * dg + wb * db * db
+            if d < best {
+                best = d
+                bestIndex = Int(s[3])
+            }
+            return true
+        }
         var up = low, down = low - 1
         while up < count || down >= 0 {
-            if up < count {
-                let s = sorted + up * 4
-                let dg = s[1] - g
-                if wg * dg * dg >= best {
-                    up = count
-                } else {
-                    let dr = s[0] - r, db = s[2] - b
-                    let d = wr * dr * dr + wg * dg * dg + wb * db * db
-                    if d < best {
-                        best = d
-                        bestIndex = Int(s[3])
-                    }
-                    up += 1
-                }
-            }
-            if down >= 0 {
-                let s = sorted + down * 4
-                let dg = g - s[1]
-                if wg * dg * dg >= best {
-                    down = -1
-                } else {
-                    let dr = s[0] - r, db = s[2] - b
-                    let d = wr * dr * dr + wg * dg * dg + wb * db * db
-                    if d < best {
-                        best = d
-                        bestIndex = Int(s[3])
-                    }
-                    down -= 1
-                }
-            }
+            if up < count { up = visit(up) ? up + 1 : count }
+            if down >= 0 { down = visit(down) ? down - 1 : -1 }
         }
         return bestIndex
     }

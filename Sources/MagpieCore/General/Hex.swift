@@ -43,6 +43,11 @@ private func hexDigit(_ value: UInt8) -> UInt8 {
     value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
 }
 
+extension UInt32 {
+    /// Eight lowercase hex digits, most significant first (checksums, request ids).
+    package var hexDigits: String { withUnsafeBytes(of: bigEndian) { lowercaseHex($0) } }
+}
+
 extension UInt8 {
     /// Two lowercase hex digits.
     package var hexDigits: String { lowercaseHex(CollectionOfOne(self)) }

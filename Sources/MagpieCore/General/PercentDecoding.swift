@@ -1,5 +1,24 @@
-/// `%XX` decoding, the one in Magpie: an image server's paths, the paths the network guard compares, `data:` URLs.
+/// `%XX` decoding, the one in Magpie: an image server's paths, the paths the network guard compares, `data:` URLs;
+/// and its inverse, for the URLs Magpie writes.
 package enum PercentDecoding {
+    /// `text` with every byte `kept` refuses written as `%XX` (uppercase hex digits, as URL encoders write them).
+    package static func encoded(_ text: some StringProtocol, keeping kept: (UInt8) -> Bool) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            if kept(byte) {
+                output.append(byte)
+            } else {
+                output += [UInt8(ascii: "%"), uppercaseHexDigit(byte >> 4), uppercaseHexDigit(byte & 0x0F)]
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    private static func uppercaseHexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "A") + value - 10
+    }
+
     /// `text` with every `%XX` decoded once; nil for a `%` not followed by two hex digits or for bytes that are not
     /// UTF-8.
     package static func strict(_ text: some StringProtocol) -> String? {

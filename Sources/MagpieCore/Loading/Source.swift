@@ -24,10 +24,9 @@ public enum Source: Sendable {
     ///
     /// - Parameter cacheKey: The provider's cache key.
     public static func providerURL(cacheKey: String) -> URL {
-        var encoded = ""
-        for byte in cacheKey.utf8 {
-            let unreserved = (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7a) || byte == 0x2d || byte == 0x2e
-            encoded += unreserved ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+        // Letters, digits, "-" and "." stay; everything else is escaped.
+        let encoded = PercentDecoding.encoded(cacheKey) { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7a) || byte == 0x2d || byte == 0x2e
         }
         return URL(string: "magpie-provider:" + encoded) ?? URL(string: "magpie-provider:provider")!
     }
@@ -64,11 +63,6 @@ extension Resource {
         if let provider = dataProvider(for: downloadURL, cacheKey: customKey) { return .provider(provider) }
         return .network(self)
     }
-}
-
-extension String {
-    /// The string with leading zeros up to `width` characters.
-    fileprivate func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
 
 /// The provider that reads `url` without HTTP: a `LocalFileImageDataProvider` for `file:`,

@@ -5,11 +5,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// How ``ImageServer`` writes its access lines.
 public enum AccessLogFormat: String, Sendable, CaseIterable {
@@ -38,19 +33,9 @@ public struct AccessLogWriter: Sendable {
 }
 
 private func writeToStandardError(_ line: String) {
-    var bytes = Array(line.utf8)
-    bytes.withUnsafeMutableBytes { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            #if canImport(Glibc)
-                let written = Glibc.write(2, buffer.baseAddress! + offset, buffer.count - offset)
-            #else
-                let written = Darwin.write(2, buffer.baseAddress! + offset, buffer.count - offset)
-            #endif
-            if written <= 0 { return }
-            offset += written
-        }
-    }
+    var line = line
+    // A line standard error refuses has nowhere else to go: it is dropped, and the server goes on.
+    _ = line.withUTF8 { LocalFileSystem.writeAll(2, UnsafeRawBufferPointer($0)) }
 }
 
 /// One answered request as the access log records it.
@@ -98,18 +83,18 @@ struct AccessLogEntry {
 
     private var json: String {
         var fields: [(String, String)] = [
-            ("time", Self.jsonString(HTTPDate.rfc3339(Date()))),
-            ("id", request.requestID.map(Self.jsonString) ?? "null"),
-            ("client", request.clientAddress.map(Self.jsonString) ?? "null"),
-            ("method", Self.jsonString(request.method)),
-            ("path", Self.jsonString(path)),
-            ("status", Int(status).map(String.init) ?? Self.jsonString(status)),
+            ("time", JSONText.string(HTTPDate.rfc3339(Date()))),
+            ("id", request.requestID.map(JSONText.string) ?? "null"),
+            ("client", request.clientAddress.map(JSONText.string) ?? "null"),
+            ("method", JSONText.string(request.method)),
+            ("path", JSONText.string(path)),
+            ("status", Int(status).map(String.init) ?? JSONText.string(status)),
             ("bytes", String(bytes)),
             ("ms", String(milliseconds)),
-            ("cache", Self.jsonString(cacheLayer)),
-            ("ua", request.userAgent.map(Self.jsonString) ?? "null"),
+            ("cache", JSONText.string(cacheLayer)),
+            ("ua", request.userAgent.map(JSONText.string) ?? "null"),
         ]
-        if let reason { fields.append(("reason", Self.jsonString(reason))) }
+        if let reason { fields.append(("reason", JSONText.string(reason))) }
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 
@@ -131,24 +116,6 @@ struct AccessLogEntry {
             }
         }
         return output
-    }
-
-    /// `text` as a JSON string literal.
-    static func jsonString(_ text: String) -> String {
-        var output = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                output += "\\u" + String(scalar.value, radix: 16).leftPadded(to: 4)
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        return output + "\""
     }
 }
 

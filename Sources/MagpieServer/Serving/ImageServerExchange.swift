@@ -50,17 +50,12 @@ public struct ImageServerRequest: Sendable {
     public static func acceptedRequestID(_ header: String?) -> String {
         if let header, !header.isEmpty, header.utf8.count <= 128, header.utf8.allSatisfy(isIDByte) { return header }
         let number = issuedIDs.add(1, ordering: .relaxed).newValue
-        return processIDPrefix + hex(UInt32(truncatingIfNeeded: number))
+        return processIDPrefix + UInt32(truncatingIfNeeded: number).hexDigits
     }
 
     /// 8 random hex digits chosen once: ids from several instances behind one balancer do not collide.
-    private static let processIDPrefix = hex(UInt32.random(in: .min ... .max))
+    private static let processIDPrefix = UInt32.random(in: .min ... .max).hexDigits
     private static let issuedIDs = Atomic<UInt64>(0)
-
-    private static func hex(_ value: UInt32) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 8 - digits.count) + digits
-    }
 
     private static func isIDByte(_ byte: UInt8) -> Bool {
         switch byte {

@@ -38,13 +38,13 @@ struct ThumborMetadata {
             }
         }
         let target = trace.target(orSize: size)
-        var text = "{\"thumbor\": {\"source\": {\"url\": \(Self.quoted(Self.pythonQuote(urlText))), \"width\": \(size.width), "
+        var text = "{\"thumbor\": {\"source\": {\"url\": \(JSONText.string(Self.pythonQuote(urlText))), \"width\": \(size.width), "
             + "\"height\": \(size.height), \"frameCount\": \(frameCount)}, \"operations\": [\(operations.joined(separator: ", "))], "
             + "\"target\": {\"width\": \(number(target.width)), \"height\": \(number(target.height))}"
         if !trace.focalPoints.isEmpty {
             let points = trace.focalPoints.map { point in
                 "{\"x\": \(point.x), \"y\": \(point.y), \"z\": \(number(point.weight)), \"height\": \(point.height), "
-                    + "\"width\": \(point.width), \"origin\": \(Self.quoted(point.origin))}"
+                    + "\"width\": \(point.width), \"origin\": \(JSONText.string(point.origin))}"
             }
             text += ", \"focal_points\": [\(points.joined(separator: ", "))]"
         }
@@ -61,35 +61,13 @@ struct ThumborMetadata {
 
     /// Python's `urllib.parse.quote(text)`: every byte but letters, digits, `_.-~` and `/` percent-encoded.
     static func pythonQuote(_ text: String) -> String {
-        var output = ""
-        for byte in text.utf8 {
+        PercentDecoding.encoded(text) { byte in
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
                 UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "~"), UInt8(ascii: "/"):
-                output.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                output += "%" + String(byte, radix: 16, uppercase: true).leftPadded
+                true
+            default: false
             }
         }
-        return output
     }
-
-    /// A JSON string (the text has no control characters once quoted; quotes and backslashes escaped).
-    static func quoted(_ text: String) -> String {
-        var output = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case _ where scalar.value < 0x20: output += "\\u00" + String(scalar.value, radix: 16).leftPadded
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        return output + "\""
-    }
-}
-
-extension String {
-    /// Two hex digits.
-    fileprivate var leftPadded: String { count == 1 ? "0" + self : self }
 }
