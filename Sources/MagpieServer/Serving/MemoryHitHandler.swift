@@ -79,7 +79,6 @@ final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var clientAddress: String?
     private var clientAddressRead = false
 
-
     /// The names ``ImageServer`` answers images with, made once (a name made from text is checked and lowercased).
     private static let knownNames: [String: HTTPField.Name] = [
         "Content-Type": .contentType, "Content-Length": .contentLength, "Cache-Control": .cacheControl, "ETag": .eTag,
