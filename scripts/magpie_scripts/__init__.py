@@ -6,5 +6,6 @@ the scripts folder on sys.path, relative to its own file:
 
 - signing: Magpie's (imgproxy-style) URL signatures and base64url.
 - pairs: the spread and verdict of alternated pairs (scripts/bench-serve, scripts/bench-library).
+- commands: pinned processes, their output and last JSON line (scripts/bench-library, scripts/bench-before-after).
 - procs: a process tree and its CPU time from /proc (scripts/bench-serve, scripts/bench-cluster).
 """

@@ -6,11 +6,13 @@ package enum PercentDecoding {
         var output: [UInt8] = []
         output.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {
-            if kept(byte) {
+            guard !kept(byte) else {
                 output.append(byte)
-            } else {
-                output += [UInt8(ascii: "%"), uppercaseHexDigit(byte >> 4), uppercaseHexDigit(byte & 0x0F)]
+                continue
             }
+            output.append(UInt8(ascii: "%"))
+            output.append(uppercaseHexDigit(byte >> 4))
+            output.append(uppercaseHexDigit(byte & 0x0F))
         }
         return String(decoding: output, as: UTF8.self)
     }
