@@ -31,6 +31,7 @@ import urllib.request
 import bench_log  # beside this file: rows for scripts/bench's targets table and chart
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: magpie_scripts
+from magpie_scripts.commands import pinned  # noqa: E402
 from magpie_scripts.signing import Signer  # noqa: E402
 from magpie_scripts.pairs import NOISY, spread, verdict  # noqa: E402
 from magpie_scripts.procs import cpu_seconds, process_tree  # noqa: E402
@@ -342,7 +343,7 @@ class Bench:
         (wrk, the origin). taskset execs the program, so the PID (and its /proc CPU time) stays the program's own."""
         if not self.pinned:
             return list(argv)
-        return ["taskset", "-c", self.server_core if side == "server" else self.client_core] + list(argv)
+        return pinned(self.server_core if side == "server" else self.client_core, list(argv))
 
     def start(self, server, watch=None, timeline=False):
         self.servers.append(server)
