@@ -33,6 +33,10 @@ final class SQLiteDatabase: @unchecked Sendable {
         }
         // Writers in other processes hold the lock for milliseconds: wait, don't fail.
         sqlite3_busy_timeout(db, 10_000)
+        // SQLite's own page cache (2 MiB per connection by default) holds pages that the kernel's page cache holds
+        // too; 512 KiB keeps the index's upper levels, and a miss is one pread. magpie serve opens two connections,
+        // and their default caches were 3.7 of its 17 MiB of live heap after three minutes of cold requests.
+        sqlite3_exec(db, "PRAGMA cache_size=-512", nil, nil, nil)
     }
 
     deinit {

@@ -40,7 +40,8 @@ public final class ImageServer: Sendable {
     /// Results on their way to the disk layer; ``shutdown()`` waits for them.
     let resultWrites = PendingWork()
     /// Paths up to 4 KiB (with --insecure-unsigned any client makes valid ones).
-    let parsedRequests = ParseMemo<ParsedServeRequest>(capacity: 4096, maximumTextBytes: 4096)
+    /// Cold traffic sends each path once, so a path is kept from its second request on.
+    let parsedRequests = ParseMemo<ParsedServeRequest>(capacity: 4096, maximumTextBytes: 4096, keepsFromSecondSighting: true)
     /// `Accept` headers → the format part of an `auto` result key (clients send a handful of distinct ones; any client
     /// chooses its own, so only the short ones browsers send are remembered).
     let acceptKeys = ParseMemo<String>(capacity: 256, maximumTextBytes: 512)

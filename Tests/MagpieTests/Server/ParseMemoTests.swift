@@ -52,4 +52,21 @@ struct ParseMemoTests {
         _ = try cache.value(for: Self.path(1), parse: parser.parse)
         #expect(parser.calls.withLock { $0 } == 5, "the fourth path emptied the cache, so the first is parsed again")
     }
+
+    @Test func withSecondSightingAPathIsKeptOnlyWhenItComesAgain() throws {
+        let cache = ParseMemo<ServeRequest>(capacity: 8, keepsFromSecondSighting: true)
+        let parser = CountingParser()
+        for _ in 0..<4 { _ = try cache.value(for: Self.path(10), parse: parser.parse) }
+        #expect(parser.calls.withLock { $0 } == 2, "parsed on the first and second sighting, kept from the second")
+    }
+
+    @Test func withSecondSightingPathsSeenOnceNeverEmptyTheKeptOnes() throws {
+        let cache = ParseMemo<ServeRequest>(capacity: 8, keepsFromSecondSighting: true)
+        let parser = CountingParser()
+        for _ in 0..<2 { _ = try cache.value(for: Self.path(1), parse: parser.parse) }
+        for number in 100..<200 { _ = try cache.value(for: Self.path(number), parse: parser.parse) }  // cold traffic
+        let before = parser.calls.withLock { $0 }
+        _ = try cache.value(for: Self.path(1), parse: parser.parse)
+        #expect(parser.calls.withLock { $0 } == before, "a hundred paths seen once did not push out the repeated one")
+    }
 }
