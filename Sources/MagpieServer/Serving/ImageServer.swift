@@ -39,9 +39,9 @@ public final class ImageServer: Sendable {
     let jobs = SharedWork<String, ProducedImage>()
     /// Results on their way to the disk layer; ``shutdown()`` waits for them.
     let resultWrites = PendingWork()
-    /// Paths up to 4 KiB (with --insecure-unsigned any client makes valid ones).
-    /// Cold traffic sends each path once, so a path is kept from its second request on.
-    let parsedRequests = ParseMemo<ParsedServeRequest>(capacity: 4096, maximumTextBytes: 4096, keepsFromSecondSighting: true)
+    /// Paths up to 4 KiB (with --insecure-unsigned any client makes valid ones), each kept once its result is served
+    /// from a cache: cold traffic sends every path once, and a memo full of those was most of the live heap.
+    let parsedRequests = ParseMemo<ParsedServeRequest>(capacity: 4096, maximumTextBytes: 4096)
     /// `Accept` headers → the format part of an `auto` result key (clients send a handful of distinct ones; any client
     /// chooses its own, so only the short ones browsers send are remembered).
     let acceptKeys = ParseMemo<String>(capacity: 256, maximumTextBytes: 512)
@@ -162,10 +162,16 @@ public final class ImageServer: Sendable {
             response.headers.append(("Allow", "GET, HEAD"))
         } else {
             do {
-                if let meta = try await thumborMetaResponse(to: request) {
+                let parsed: ParsedServeRequest
+                do {
+                    parsed = try parsedRequest(forPath: request.path)
+                } catch {
+                    throw ServerFailure(error)
+                }
+                if let meta = try await thumborMetaResponse(to: request, parsed: parsed) {
                     response = meta
                 } else {
-                    let (image, layer, parsed) = try await image(for: request)
+                    let (image, layer) = try await image(for: request, parsed: parsed)
                     response = imageResponse(image, layer: layer, parsed: parsed, request: request)
                 }
             } catch {
@@ -188,12 +194,14 @@ public final class ImageServer: Sendable {
     /// service calls it on the connection's event loop, so a repeat skips the hops to and from a task.
     func memoryHitResponse(to request: ImageServerRequest) -> ImageServerResponse? {
         let start = ContinuousClock.now
-        guard request.method == "GET" || request.method == "HEAD",
-            let parsed = try? parsedRequest(forPath: request.path),
+        guard request.method == "GET" || request.method == "HEAD" else { return nil }
+        let known = parsedRequests.knownValue(for: request.path)
+        guard let parsed = known ?? (try? parsedRequest(forPath: request.path)),
             !parsed.hasExpired(),
             sources.allows(parsed.request.source),
             let hit = memory.value(forKey: resultKey(parsed, accept: request.accept))
         else { return nil }
+        if known == nil { parsedRequests.remember(parsed, for: request.path) }
         metrics.cacheLayer("memory")
         return finished(imageResponse(hit, layer: "memory", parsed: parsed, request: request), for: request, since: start)
     }
@@ -221,34 +229,29 @@ public final class ImageServer: Sendable {
         return response
     }
 
-    /// The verified, parsed request for `path` (remembered by ``parsedRequests``).
+    /// The verified, parsed request for `path`: from ``parsedRequests`` when its result was served from a cache before,
+    /// else parsed now (and not kept: the caller remembers it when a cache answers).
     func parsedRequest(forPath path: String) throws(ServeRequestError) -> ParsedServeRequest {
-        try parsedRequests.value(for: path) { path throws(ServeRequestError) in
-            ParsedServeRequest(
-                try ServeRequest.parse(
-                    path: path, signer: signer, allowsUnsigned: configuration.allowsUnsigned,
-                    presets: configuration.presets, maximumOptions: configuration.maximumOptions,
-                    allowsSecurityOptions: configuration.allowsSecurityOptions, thumborSigner: thumborSigner),
-                defaultQuality: defaultQuality, watermarkName: watermark?.name, detector: faceDetector)
-        }
+        if let known = parsedRequests.knownValue(for: path) { return known }
+        return ParsedServeRequest(
+            try ServeRequest.parse(
+                path: path, signer: signer, allowsUnsigned: configuration.allowsUnsigned,
+                presets: configuration.presets, maximumOptions: configuration.maximumOptions,
+                allowsSecurityOptions: configuration.allowsSecurityOptions, thumborSigner: thumborSigner),
+            defaultQuality: defaultQuality, watermarkName: watermark?.name, detector: faceDetector)
     }
 
-    /// The result for `request` and the layer it came from.
-    private func image(for request: ImageServerRequest) async throws -> (ServedImage, String, ParsedServeRequest) {
-        let known: ParsedServeRequest
-        do {
-            known = try parsedRequest(forPath: request.path)
-        } catch {
-            throw ServerFailure(error)
-        }
+    /// The result for `request` (parsed as `known`) and the layer it came from.
+    private func image(for request: ImageServerRequest, parsed known: ParsedServeRequest) async throws -> (ServedImage, String) {
         // imgproxy's answer to an expired URL.
         if known.hasExpired() { throw ServerFailure(status: 404, message: "the URL has expired") }
         let parsed = known.request
         let source = try sources.pipelineSource(for: parsed.source, maximumBytes: configuration.maximumSourceBytes)
         let key = resultKey(known, accept: request.accept)
         if let hit = memory.value(forKey: key) {
+            parsedRequests.remember(known, for: request.path)
             metrics.cacheLayer("memory")
-            return (hit, "memory", known)
+            return (hit, "memory")
         }
         // A result still being written (a request a moment ago made it) is waited for, not made again.
         await resultWrites.waitUntilFinished(key: key)
@@ -256,8 +259,9 @@ public final class ImageServer: Sendable {
             let image = ServedImage(data: entry.data, validators: entry.metadata.validators)
             // Read back from disk: asked for before, so protected in memory at once.
             memory.store(image, forKey: key, admission: .protected)
+            parsedRequests.remember(known, for: request.path)
             metrics.cacheLayer("disk")
-            return (image, "disk", known)
+            return (image, "disk")
         }
         let produced: ProducedImage
         do {
@@ -279,7 +283,7 @@ public final class ImageServer: Sendable {
             throw ServerFailure(status: 503, message: "cancelled")
         }
         metrics.cacheLayer(produced.layer)
-        return (produced.image, produced.layer, known)
+        return (produced.image, produced.layer)
     }
 
     /// The result cache key: the source, everything that changes the output, and the format (for `auto`, which of

@@ -9,54 +9,49 @@ import Synchronization
 /// than ordered: a cheap bound, and what stays hot is parsed again on its next request. Texts longer than
 /// `maximumTextBytes` are parsed every time: clients choose them, and the memo must stay within capacity × that.
 ///
-/// With `keepsFromSecondSighting`, a text is kept only when it comes again while its hash is still remembered: cold
-/// traffic (every path new, seen once) then fills a set of hashes instead of the memo. A full memo of request paths
-/// was 10 of magpie serve's 17 MiB of live heap after three minutes of cold requests (jemalloc's heap profile).
+/// ``value(for:parse:)`` keeps every text it parses; a caller that knows better which texts come again (the server
+/// keeps a path once its result is served from a cache, so cold traffic's one-off paths never fill it) uses
+/// ``knownValue(for:)`` and ``remember(_:for:)`` instead.
 final class ParseMemo<Value: Sendable>: Sendable {
-    /// Boxed, so that the map's empty buckets cost a pointer each rather than a whole parsed request.
+    /// Boxed, so that the map's empty buckets cost a pointer each rather than a whole value (a parsed request is
+    /// 880 bytes inline).
     private final class Entry: Sendable {
         let value: Value
         init(_ value: Value) { self.value = value }
     }
 
-    private struct State {
-        var entries: [String: Entry] = [:]
-        /// Hashes of texts parsed once and not kept yet (with `keepsFromSecondSighting`).
-        var sightings: Set<Int> = []
-    }
-
-    private let state = Mutex(State())
+    private let entries = Mutex<[String: Entry]>([:])
     private let capacity: Int
     private let maximumTextBytes: Int
-    private let keepsFromSecondSighting: Bool
 
     /// - Parameters:
     ///   - capacity: The most texts kept; 0 keeps none.
     ///   - maximumTextBytes: The longest text kept, in UTF-8 bytes.
-    ///   - keepsFromSecondSighting: Keep a text only from its second parse (at most `capacity` hashes remembered).
-    init(capacity: Int, maximumTextBytes: Int = .max, keepsFromSecondSighting: Bool = false) {
+    init(capacity: Int, maximumTextBytes: Int = .max) {
         self.capacity = max(0, capacity)
         self.maximumTextBytes = maximumTextBytes
-        self.keepsFromSecondSighting = keepsFromSecondSighting
     }
 
     /// The value parsed earlier from `text`, or `parse(text)` (kept when it succeeds and is short enough).
     func value<Failure: Error>(for text: String, parse: (String) throws(Failure) -> Value) throws(Failure) -> Value {
-        guard capacity > 0, text.utf8.count <= maximumTextBytes else { return try parse(text) }
-        if let known = state.withLock({ $0.entries[text] }) { return known.value }
+        if let known = knownValue(for: text) { return known }
         let parsed = try parse(text)
-        state.withLock { state in
-            if keepsFromSecondSighting {
-                let hash = text.hashValue
-                guard state.sightings.remove(hash) != nil else {
-                    if state.sightings.count >= capacity { state.sightings.removeAll(keepingCapacity: true) }
-                    state.sightings.insert(hash)
-                    return
-                }
-            }
-            if state.entries.count >= capacity { state.entries.removeAll(keepingCapacity: true) }
-            state.entries[text] = Entry(parsed)
-        }
+        remember(parsed, for: text)
         return parsed
+    }
+
+    /// The value kept for `text`, if any; never parses.
+    func knownValue(for text: String) -> Value? {
+        guard capacity > 0, text.utf8.count <= maximumTextBytes else { return nil }
+        return entries.withLock { $0[text] }?.value
+    }
+
+    /// Keeps `value` as what `text` parses to (unless the memo keeps nothing or `text` is too long).
+    func remember(_ value: Value, for text: String) {
+        guard capacity > 0, text.utf8.count <= maximumTextBytes else { return }
+        entries.withLock { entries in
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[text] = Entry(value)
+        }
     }
 }

@@ -5,9 +5,9 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// A verified, parsed request with the parts of its result key that no header changes, worked out once per path
-/// (``ImageServer/parsedRequests``) instead of once per request: the normalised options text is built from every
-/// option and processor.
+/// A verified, parsed request with the parts of its result key that no header changes, kept per path once a cache
+/// answers it (``ImageServer/parsedRequests``) instead of worked out per request: the normalised options text is built
+/// from every option and processor.
 struct ParsedServeRequest: Sendable {
     let request: ServeRequest
     /// Source identity and normalised options, each followed by a newline; the format follows.

@@ -53,20 +53,36 @@ struct ParseMemoTests {
         #expect(parser.calls.withLock { $0 } == 5, "the fourth path emptied the cache, so the first is parsed again")
     }
 
-    @Test func withSecondSightingAPathIsKeptOnlyWhenItComesAgain() throws {
-        let cache = ParseMemo<ServeRequest>(capacity: 8, keepsFromSecondSighting: true)
+    @Test func knownValueNeverParsesAndRememberKeepsWhatItIsGiven() throws {
+        let cache = ParseMemo<ServeRequest>(capacity: 8)
         let parser = CountingParser()
-        for _ in 0..<4 { _ = try cache.value(for: Self.path(10), parse: parser.parse) }
-        #expect(parser.calls.withLock { $0 } == 2, "parsed on the first and second sighting, kept from the second")
+        #expect(cache.knownValue(for: Self.path(10)) == nil)
+        let parsed = try parser.parse(Self.path(10))
+        cache.remember(parsed, for: Self.path(10))
+        #expect(cache.knownValue(for: Self.path(10))?.options.normalized == parsed.options.normalized)
+        _ = try cache.value(for: Self.path(10), parse: parser.parse)
+        #expect(parser.calls.withLock { $0 } == 1, "value(for:) found the remembered one")
     }
 
-    @Test func withSecondSightingPathsSeenOnceNeverEmptyTheKeptOnes() throws {
-        let cache = ParseMemo<ServeRequest>(capacity: 8, keepsFromSecondSighting: true)
-        let parser = CountingParser()
-        for _ in 0..<2 { _ = try cache.value(for: Self.path(1), parse: parser.parse) }
-        for number in 100..<200 { _ = try cache.value(for: Self.path(number), parse: parser.parse) }  // cold traffic
-        let before = parser.calls.withLock { $0 }
-        _ = try cache.value(for: Self.path(1), parse: parser.parse)
-        #expect(parser.calls.withLock { $0 } == before, "a hundred paths seen once did not push out the repeated one")
+    @Test func rememberKeepsNothingTooLongOrWithNoCapacity() throws {
+        let parsed = try CountingParser().parse(Self.path(10))
+        let short = ParseMemo<ServeRequest>(capacity: 8, maximumTextBytes: 16)
+        short.remember(parsed, for: Self.path(10))
+        #expect(short.knownValue(for: Self.path(10)) == nil)
+        let none = ParseMemo<ServeRequest>(capacity: 0)
+        none.remember(parsed, for: Self.path(10))
+        #expect(none.knownValue(for: Self.path(10)) == nil)
+    }
+
+    @Test func theServerKeepsAPathOnlyOnceACacheHasAnsweredIt() async throws {
+        try await ServerFixture.with { fixture in
+            let path = fixture.imagePath("photo.jpg", options: ["resize:40x30:fit"], extension: "png")
+            let made = try await fixture.request(path)
+            #expect(made.status == 200)
+            #expect(fixture.server.parsedRequests.knownValue(for: path) == nil, "a path answered by a new result is not kept")
+            let hit = try await fixture.request(path)
+            #expect(hit.header("X-Magpie-Cache") == "memory")
+            #expect(fixture.server.parsedRequests.knownValue(for: path) != nil, "a path a cache answered is kept")
+        }
     }
 }
