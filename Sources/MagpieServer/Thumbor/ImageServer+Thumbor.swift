@@ -49,8 +49,9 @@ extension ImageServer {
         parsed.request.options.thumbor?.maxAge.map { "public, max-age=\($0)" }
     }
 
-    /// thumbor's `meta/` answer for `request` (parsed as `known`), or nil when it is not a `meta/` URL. The JSON comes from the same ``ThumborProcessor`` run the image would, so they agree; it is not
-    /// kept in the result caches (its key could never be an image's: the options' text starts `thumbor-meta`).
+    /// thumbor's `meta/` answer for `request` (parsed as `known`), or nil when it is not a `meta/` URL. The JSON comes
+    /// from the same ``ThumborProcessor`` run the image would, so they agree; it is not kept in the result caches (its
+    /// key could never be an image's: the options' text starts `thumbor-meta`).
     func thumborMetaResponse(to request: ImageServerRequest, parsed known: ParsedServeRequest) async throws -> ImageServerResponse? {
         guard let thumbor = known.request.options.thumbor, thumbor.meta else { return nil }
         let source = try sources.pipelineSource(for: known.request.source, maximumBytes: configuration.maximumSourceBytes)
