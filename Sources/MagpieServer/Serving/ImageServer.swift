@@ -196,7 +196,7 @@ public final class ImageServer: Sendable {
         let start = ContinuousClock.now
         guard request.method == "GET" || request.method == "HEAD" else { return nil }
         let known = parsedRequests.knownValue(for: request.path)
-        guard let parsed = known ?? (try? parsedRequest(forPath: request.path)),
+        guard let parsed = known ?? (try? parseRequest(path: request.path)),
             !parsed.hasExpired(),
             sources.allows(parsed.request.source),
             let hit = memory.value(forKey: resultKey(parsed, accept: request.accept))
@@ -233,7 +233,12 @@ public final class ImageServer: Sendable {
     /// else parsed now (and not kept: the caller remembers it when a cache answers).
     func parsedRequest(forPath path: String) throws(ServeRequestError) -> ParsedServeRequest {
         if let known = parsedRequests.knownValue(for: path) { return known }
-        return ParsedServeRequest(
+        return try parseRequest(path: path)
+    }
+
+    /// `path` verified and parsed, without the memo.
+    private func parseRequest(path: String) throws(ServeRequestError) -> ParsedServeRequest {
+        ParsedServeRequest(
             try ServeRequest.parse(
                 path: path, signer: signer, allowsUnsigned: configuration.allowsUnsigned,
                 presets: configuration.presets, maximumOptions: configuration.maximumOptions,

@@ -46,10 +46,11 @@ final class ParseMemo<Value: Sendable>: Sendable {
         return entries.withLock { $0[text] }?.value
     }
 
-    /// Keeps `value` as what `text` parses to (unless the memo keeps nothing or `text` is too long).
+    /// Keeps `value` as what `text` parses to (unless the memo keeps nothing, `text` is too long or already kept).
     func remember(_ value: Value, for text: String) {
         guard capacity > 0, text.utf8.count <= maximumTextBytes else { return }
         entries.withLock { entries in
+            guard entries[text] == nil else { return }
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[text] = Entry(value)
         }
