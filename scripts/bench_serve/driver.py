@@ -45,6 +45,10 @@ LABEL = {"jpeg": "JPEG", "webp": "WebP", "avif": "AVIF"}
 SIZE = 512
 SMART_SIZE = 300  # the smart-against-centre cells: a 12 MP JPEG cropped to fill this square
 QUALITY = 80
+# Before a mode's measured pairs, every server gets one unmeasured cell of this many seconds per format. A server just
+# started (the cached cells' magpie, nginx) or just after its neighbour stopped ran its first measured cell up to a
+# quarter slower than its later ones, which alone put a cell's pairs 10-28 % apart.
+WARM_UP_SECONDS = 5
 
 
 def say(message):
@@ -512,6 +516,22 @@ http {{
         result.client = (wrk1 - wrk0) / result.seconds * 100 if result.seconds else 0
         return result
 
+    def warm_up(self, mode, cells):
+        """One unmeasured cell of WARM_UP_SECONDS per (format, server, base URL, paths) before a mode's pairs: cold
+        cells get new sources of their own (a function making a path from a source), cached cells their path file.
+        Its answers are checked like a measured cell's; its memory counts in the "warm-up" phase, not the mode's."""
+        for fmt, name, server, base, paths in cells:
+            if callable(paths):
+                sources = self.cold_sources(WARM_UP_SECONDS * self.args.max_rate + 200)
+                paths = self.write_paths(f"warm-up-{name}-{fmt}", [paths(fmt, s) for s in sources])
+            say(f"{mode} {fmt}: {name} warming up for {WARM_UP_SECONDS} s (not measured)")
+            self.sampler.phase = "warm-up"
+            result = self.wrk(base, [paths], WARM_UP_SECONDS, server, mode == "cold")
+            self.sampler.phase = "idle"
+            for problem in result.problems():
+                self.failures.append(f"{name}, {mode} {fmt} warm-up: {problem}")
+            say(f"  warm-up: {result.rps:.1f} req/s, server CPU {result.cpu:.0f} %")
+
     def cell(self, fmt, mode, name, server, base, files, seconds, count_statuses):
         say(f"{mode} {fmt}: {name} for {seconds} s")
         # Which of magpie's layers answered a cached cell (a memory hit never leaves the event loop; anything else
@@ -680,6 +700,10 @@ http {{
         # Cold: each request its own source URL (a distinct ?n= on the origin), so neither server has anything
         # cached; magpie and thumbor alternate, format by format.
         per_cell = a.duration * a.max_rate + 200
+        self.warm_up("cold", [(fmt, name, server, base, make) for fmt in self.formats
+                              for name, server, base, make in (("magpie", magpie, self.magpie_url, self.magpie.path),
+                                                               ("thumbor", thumbor, self.thumbor_url, thumbor_path))
+                              if server and (name == "magpie" or fmt in self.thumbor_formats)])
         for run in range(a.runs):
             for fmt in self.formats:
                 for name, server, base, make in (("magpie", magpie, self.magpie_url, self.magpie.path),
@@ -729,6 +753,10 @@ http {{
                 for path in paths[:1]:
                     self.check("nginx", self.static_url, path, fmt)
                 cached[("nginx", fmt)] = self.write_paths(f"cached-nginx-{fmt}", paths)
+        self.warm_up("cached", [(fmt, name, server, base, cached[(name, fmt)]) for fmt in self.formats
+                                for name, server, base in (("magpie", magpie, self.magpie_url),
+                                                           ("nginx", static, self.static_url))
+                                if server and (name, fmt) in cached])
         for run in range(a.runs):
             for fmt in self.formats:
                 for name, server, base in (("magpie", magpie, self.magpie_url), ("nginx", static, self.static_url)):
@@ -971,7 +999,8 @@ http {{
              f"measured window): " if self.pinned else
              f"({self.cores} cores, shared by wrk, the origin and the server under test): ")
           + f"{self.connections} connections, {self.threads} wrk threads, {a.duration} s per cell, {a.runs} "
-          f"alternated pair(s) per cell (magpie, peer, magpie, peer, …; the medians shown). Inputs: {len(self.images)} real photos of about 2K "
+          f"alternated pair(s) per cell (magpie, peer, magpie, peer, …; the medians shown), after one unmeasured "
+          f"{WARM_UP_SECONDS} s cell per server and format. Inputs: {len(self.images)} real photos of about 2K "
           f"({', '.join(self.images)}), fit into {SIZE}×{SIZE}, quality {QUALITY}; AVIF at aom speed 8 for "
           f"all (magpie serve's own setting; thumbor's AVIF_SPEED, libvips' effort 1)."
           + (f" magpie serve ran with `{' '.join(a.magpie_arg)}` added." if a.magpie_arg else ""))
