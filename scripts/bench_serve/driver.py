@@ -45,10 +45,11 @@ LABEL = {"jpeg": "JPEG", "webp": "WebP", "avif": "AVIF"}
 SIZE = 512
 SMART_SIZE = 300  # the smart-against-centre cells: a 12 MP JPEG cropped to fill this square
 QUALITY = 80
-# Before a mode's measured pairs, every server gets one unmeasured cell of this many seconds per format. A server just
-# started (the cached cells' magpie, nginx) or just after its neighbour stopped ran its first measured cell up to a
-# quarter slower than its later ones, which alone put a cell's pairs 10-28 % apart.
-WARM_UP_SECONDS = 5
+# Before a mode's measured pairs, every server gets one unmeasured cell per format, a quarter of a measured cell's length
+# (5 s of 20; at least 2 s): the cached cells' magpie, just started, answered its first measured cell a quarter slower
+# than its later ones (31.8k against 37-43k req/s), which alone put the cached JPEG pairs 28 % apart.
+WARM_UP_SHARE = 4
+WARM_UP_MINIMUM_SECONDS = 2
 
 
 def say(message):
@@ -516,17 +517,21 @@ http {{
         result.client = (wrk1 - wrk0) / result.seconds * 100 if result.seconds else 0
         return result
 
+    def warm_up_seconds(self):
+        return max(WARM_UP_MINIMUM_SECONDS, round(self.args.duration / WARM_UP_SHARE))
+
     def warm_up(self, mode, cells):
-        """One unmeasured cell of WARM_UP_SECONDS per (format, server, base URL, paths) before a mode's pairs: cold
+        """One unmeasured cell of warm_up_seconds() per (format, server, base URL, paths) before a mode's pairs: cold
         cells get new sources of their own (a function making a path from a source), cached cells their path file.
         Its answers are checked like a measured cell's; its memory counts in the "warm-up" phase, not the mode's."""
+        seconds = self.warm_up_seconds()
         for fmt, name, server, base, paths in cells:
             if callable(paths):
-                sources = self.cold_sources(WARM_UP_SECONDS * self.args.max_rate + 200)
+                sources = self.cold_sources(seconds * self.args.max_rate + 200)
                 paths = self.write_paths(f"warm-up-{name}-{fmt}", [paths(fmt, s) for s in sources])
-            say(f"{mode} {fmt}: {name} warming up for {WARM_UP_SECONDS} s (not measured)")
+            say(f"{mode} {fmt}: {name} warming up for {seconds} s (not measured)")
             self.sampler.phase = "warm-up"
-            result = self.wrk(base, [paths], WARM_UP_SECONDS, server, mode == "cold")
+            result = self.wrk(base, [paths], seconds, server, mode == "cold")
             self.sampler.phase = "idle"
             for problem in result.problems():
                 self.failures.append(f"{name}, {mode} {fmt} warm-up: {problem}")
@@ -1000,7 +1005,7 @@ http {{
              f"({self.cores} cores, shared by wrk, the origin and the server under test): ")
           + f"{self.connections} connections, {self.threads} wrk threads, {a.duration} s per cell, {a.runs} "
           f"alternated pair(s) per cell (magpie, peer, magpie, peer, …; the medians shown), after one unmeasured "
-          f"{WARM_UP_SECONDS} s cell per server and format. Inputs: {len(self.images)} real photos of about 2K "
+          f"{self.warm_up_seconds()} s cell per server and format. Inputs: {len(self.images)} real photos of about 2K "
           f"({', '.join(self.images)}), fit into {SIZE}×{SIZE}, quality {QUALITY}; AVIF at aom speed 8 for "
           f"all (magpie serve's own setting; thumbor's AVIF_SPEED, libvips' effort 1)."
           + (f" magpie serve ran with `{' '.join(a.magpie_arg)}` added." if a.magpie_arg else ""))
