@@ -489,6 +489,12 @@ http {{
             f.write("\n".join(paths) + "\n")
         return file
 
+    def cold_paths(self, label, fmt, make, seconds):
+        """A path file for a cold cell of `seconds`: a new source per request (more than the server could ask for in
+        that time), each made a path for `fmt` by `make`."""
+        sources = self.cold_sources(seconds * self.args.max_rate + 200)
+        return self.write_paths(label, [make(fmt, s) for s in sources])
+
     def cold_sources(self, count):
         sources = []
         for _ in range(count):
@@ -521,14 +527,10 @@ http {{
         return max(WARM_UP_MINIMUM_SECONDS, round(self.args.duration / WARM_UP_SHARE))
 
     def warm_up(self, mode, cells):
-        """One unmeasured cell of warm_up_seconds() per (format, server, base URL, paths) before a mode's pairs: cold
-        cells get new sources of their own (a function making a path from a source), cached cells their path file.
+        """One unmeasured cell of warm_up_seconds() per (format, server, base URL, path file) before a mode's pairs.
         Its answers are checked like a measured cell's; its memory counts in the "warm-up" phase, not the mode's."""
         seconds = self.warm_up_seconds()
         for fmt, name, server, base, paths in cells:
-            if callable(paths):
-                sources = self.cold_sources(seconds * self.args.max_rate + 200)
-                paths = self.write_paths(f"warm-up-{name}-{fmt}", [paths(fmt, s) for s in sources])
             say(f"{mode} {fmt}: {name} warming up for {seconds} s (not measured)")
             self.sampler.phase = "warm-up"
             result = self.wrk(base, [paths], seconds, server, mode == "cold")
@@ -704,22 +706,19 @@ http {{
 
         # Cold: each request its own source URL (a distinct ?n= on the origin), so neither server has anything
         # cached; magpie and thumbor alternate, format by format.
-        per_cell = a.duration * a.max_rate + 200
-        self.warm_up("cold", [(fmt, name, server, base, make) for fmt in self.formats
-                              for name, server, base, make in (("magpie", magpie, self.magpie_url, self.magpie.path),
-                                                               ("thumbor", thumbor, self.thumbor_url, thumbor_path))
-                              if server and (name == "magpie" or fmt in self.thumbor_formats)])
+        cold_cells = [(fmt, name, server, base, make) for fmt in self.formats
+                      for name, server, base, make in (("magpie", magpie, self.magpie_url, self.magpie.path),
+                                                       ("thumbor", thumbor, self.thumbor_url, thumbor_path))
+                      if server and (name == "magpie" or fmt in self.thumbor_formats)]
+        warm_up = self.warm_up_seconds()
+        self.warm_up("cold", [(fmt, name, server, base, self.cold_paths(f"warm-up-{name}-{fmt}", fmt, make, warm_up))
+                              for fmt, name, server, base, make in cold_cells])
         for run in range(a.runs):
-            for fmt in self.formats:
-                for name, server, base, make in (("magpie", magpie, self.magpie_url, self.magpie.path),
-                                                 ("thumbor", thumbor, self.thumbor_url, thumbor_path)):
-                    if not server or (name == "thumbor" and fmt not in self.thumbor_formats):
-                        continue
-                    paths = [make(fmt, s) for s in self.cold_sources(per_cell)]
-                    file = self.write_paths(f"cold-{name}-{fmt}-{run}", paths)
-                    result = self.cell(fmt, "cold", name, server, base, [file], a.duration, True)
-                    if name == "magpie":
-                        self.cold_rate_hint = max(self.cold_rate_hint, result.rps)
+            for fmt, name, server, base, make in cold_cells:
+                file = self.cold_paths(f"cold-{name}-{fmt}-{run}", fmt, make, a.duration)
+                result = self.cell(fmt, "cold", name, server, base, [file], a.duration, True)
+                if name == "magpie":
+                    self.cold_rate_hint = max(self.cold_rate_hint, result.rps)
         # Cached: every image once per format (the warm-up pass, whose answers nginx then serves as files), then
         # the same URLs again and again, magpie and nginx alternating. Without magpie (--peers-only) nginx serves
         # thumbor's answers instead, so that its cells still run.
