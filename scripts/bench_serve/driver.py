@@ -50,6 +50,16 @@ QUALITY = 80
 # than its later ones (31.8k against 37-43k req/s), which alone put the cached JPEG pairs 28 % apart.
 WARM_UP_SHARE = 4
 WARM_UP_MINIMUM_SECONDS = 2
+# A pair is measured again when, during either of its cells, processes other than the servers, the origin and wrk (or
+# the hypervisor's stolen time) took this much of a core or more: such a pair measures the neighbour, not the servers.
+# The set-aside pair stays in the report with its figures; the last attempt stands whatever it saw.
+DISTURBED = 5.0  # % of one core
+REMEASURES = 2  # at most, per pair
+# A pair's cells are cut into slices of at least this many seconds, alternated (magpie, peer, magpie, peer, …): in runs
+# of 3 pairs of whole 20 s cells, nginx's CPU per cached answer moved 17–21 µs and magpie's cold JPEG 61.9–69.6 req/s
+# from one cell to the next with no other process running, so one cell decided a pair. Cold slices are longer: a slice
+# ends with up to 8 requests unanswered, a few per cent of a cold slice's answers.
+SLICE_SECONDS = {"cold": 10, "cached": 5}
 
 
 def say(message):
@@ -281,7 +291,29 @@ class WrkResult:
         # The server's user + system time per answer (/proc/PID/stat over the measured window): unlike req/s, this
         # does not move when wrk or a neighbour takes the server's core for a while.
         self.cpu_per_answer_us = server_cpu / self.requests * 1e6 if self.requests else 0
+        self.server_cpu = server_cpu
         self.output = output
+        self.other = self.client = 0.0  # % of one core, set by Bench.wrk
+
+    @staticmethod
+    def combined(slices):
+        """One side's figure for a pair from its slices: requests, time, errors and CPU summed, p50 weighted by
+        requests, p99 the largest slice's."""
+        if len(slices) == 1:
+            return slices[0]
+        data = {key: sum(r.data[key] for r in slices)
+                for key in ("requests", "duration_us", "status", "connect", "read", "write", "timeout", "repeated")}
+        data["statuses"] = {}
+        for r in slices:
+            for status, count in r.statuses.items():
+                data["statuses"][status] = data["statuses"].get(status, 0) + count
+        data["p50_us"] = sum(r.data["p50_us"] * r.requests for r in slices) / max(1, data["requests"])
+        data["p99_us"] = max(r.data["p99_us"] for r in slices)
+        result = WrkResult(data, sum(r.server_cpu for r in slices), "".join(r.output for r in slices))
+        if result.seconds:
+            result.other = sum(r.other * r.seconds for r in slices) / result.seconds
+            result.client = sum(r.client * r.seconds for r in slices) / result.seconds
+        return result
 
     def problems(self):
         found = []
@@ -313,6 +345,7 @@ class Bench:
         self.failures = []
         self.notes = []
         self.results = {}  # (fmt, mode, server) -> [WrkResult]
+        self.set_aside = []  # (fmt, mode, run, [(server, WrkResult)]): pairs measured again, see DISTURBED
         self.floor = {}  # fmt -> images/s
         self.serial = 0
         self.images = sorted(f for f in os.listdir(args.images) if f.lower().endswith((".jpg", ".jpeg")))
@@ -540,7 +573,13 @@ http {{
             say(f"  warm-up: {result.rps:.1f} req/s, server CPU {result.cpu:.0f} %")
 
     def cell(self, fmt, mode, name, server, base, files, seconds, count_statuses):
+        """One measured wrk run of `seconds`, recorded as a cell."""
         say(f"{mode} {fmt}: {name} for {seconds} s")
+        return self.record(fmt, mode, name, self.measure_slice(fmt, mode, name, server, base, files, seconds,
+                                                                count_statuses))
+
+    def measure_slice(self, fmt, mode, name, server, base, files, seconds, count_statuses):
+        """One wrk run, its memory in the mode's phase; the server must still be alive after it."""
         # Which of magpie's layers answered a cached cell (a memory hit never leaves the event loop; anything else
         # goes through the router), so that a slow cell can be told from one that missed.
         layers = self.cache_layers(base) if mode == "cached" and name == "magpie" else None
@@ -554,18 +593,58 @@ http {{
             if total and answered.get("memory", 0) < total:
                 self.notes.append(f"{name}, {mode} {fmt}: {total - answered.get('memory', 0)} of {total} answers "
                                   f"did not come from the memory cache ({answered})")
+        if not server.alive():
+            raise Failure(f"{name} died during the {mode} {fmt} run (exit status {server.process.poll()}); log "
+                          f"{server.log_path}:\n{server.tail()}")
+        return result
+
+    def record(self, fmt, mode, name, result):
+        """A cell's result (one run, or a pair's side summed over its slices) among the results, its problems
+        among the failures."""
         self.results.setdefault((fmt, mode, name), []).append(result)
         for problem in result.problems():
             self.failures.append(f"{name}, {mode} {fmt}: {problem}")
         if result.repeated and mode != "cached":
             self.notes.append(f"{name}, {mode} {fmt}: the path list ran out, {result.repeated} requests repeated a "
                               "path (those may have been cache hits)")
-        if not server.alive():
-            raise Failure(f"{name} died during the {mode} {fmt} run (exit status {server.process.poll()}); log "
-                          f"{server.log_path}:\n{server.tail()}")
         say(f"  {result.rps:.1f} req/s, p50 {result.p50:.1f} ms, p99 {result.p99:.1f} ms, server CPU "
             f"{result.cpu:.0f} %, wrk CPU {result.client:.0f} %, other processes {result.other:.0f} %")
         return result
+
+    def slicing(self, mode):
+        """How a pair's cells are cut: (slices, seconds each). Each side's --duration is run as slices alternated
+        with the other side's (magpie, peer, magpie, peer, …), so a drift of the host over a pair's minute
+        weighs on both sides alike; at least SLICE_SECONDS[mode] a slice."""
+        count = max(1, self.args.duration // SLICE_SECONDS[mode])
+        return count, self.args.duration // count
+
+    def slicing_text(self, mode):
+        count, seconds = self.slicing(mode)
+        return f"{count} × {seconds} s"
+
+    def pair(self, fmt, mode, run, sides, count_statuses):
+        """One alternated pair of a cell: each side's cell in turn, magpie's first, cut into slices (slicing()).
+        sides: (name, server, base URL, path files for an attempt and a slice). A pair whose cells saw other processes take DISTURBED % of a core or more is set
+        aside (reported, left out of the medians) and measured again, at most REMEASURES times. Returns the results
+        that stand, as (name, WrkResult)."""
+        count, seconds = self.slicing(mode)
+        for attempt in range(REMEASURES + 1):
+            slices = {name: [] for name, _, _, _ in sides}
+            for part in range(count):
+                for name, server, base, files in sides:
+                    say(f"{mode} {fmt}: {name} for {seconds:g} s (pair {run + 1}, slice {part + 1} of {count})")
+                    slices[name].append(self.measure_slice(fmt, mode, name, server, base, files(attempt, part),
+                                                           seconds, count_statuses))
+            results = [(name, self.record(fmt, mode, name, WrkResult.combined(slices[name])))
+                       for name, _, _, _ in sides]
+            busiest = max((r.other for _, r in results), default=0)
+            if busiest < DISTURBED or attempt == REMEASURES:
+                return results
+            for name, result in results:
+                self.results[(fmt, mode, name)].remove(result)
+            self.set_aside.append((fmt, mode, run, results))
+            say(f"  {mode} {fmt}, pair {run + 1}: other processes took {busiest:.0f} % of a core, measuring it again")
+        return results
 
     # --- libvips floor
 
@@ -714,11 +793,15 @@ http {{
         self.warm_up("cold", [(fmt, name, server, base, self.cold_paths(f"warm-up-{name}-{fmt}", fmt, make, warm_up))
                               for fmt, name, server, base, make in cold_cells])
         for run in range(a.runs):
-            for fmt, name, server, base, make in cold_cells:
-                file = self.cold_paths(f"cold-{name}-{fmt}-{run}", fmt, make, a.duration)
-                result = self.cell(fmt, "cold", name, server, base, [file], a.duration, True)
-                if name == "magpie":
-                    self.cold_rate_hint = max(self.cold_rate_hint, result.rps)
+            for fmt in self.formats:
+                sides = [(name, server, base,
+                          lambda attempt, part, name=name, make=make, fmt=fmt, run=run:
+                          [self.cold_paths(f"cold-{name}-{fmt}-{run}-{attempt}-{part}", fmt, make,
+                                           self.slicing("cold")[1])])
+                         for f, name, server, base, make in cold_cells if f == fmt]
+                for name, result in self.pair(fmt, "cold", run, sides, True):
+                    if name == "magpie":
+                        self.cold_rate_hint = max(self.cold_rate_hint, result.rps)
         # Cached: every image once per format (the warm-up pass, whose answers nginx then serves as files), then
         # the same URLs again and again, magpie and nginx alternating. Without magpie (--peers-only) nginx serves
         # thumbor's answers instead, so that its cells still run.
@@ -763,9 +846,10 @@ http {{
                                 if server and (name, fmt) in cached])
         for run in range(a.runs):
             for fmt in self.formats:
-                for name, server, base in (("magpie", magpie, self.magpie_url), ("nginx", static, self.static_url)):
-                    if server and (name, fmt) in cached:
-                        self.cell(fmt, "cached", name, server, base, [cached[(name, fmt)]], a.duration, False)
+                self.pair(fmt, "cached", run, [(name, server, base, lambda attempt, part, files=[cached[(name, fmt)]]: files)
+                                               for name, server, base in (("magpie", magpie, self.magpie_url),
+                                                                          ("nginx", static, self.static_url))
+                                               if server and (name, fmt) in cached], False)
         if static:
             self.stop(static)
         if magpie:
@@ -973,6 +1057,25 @@ http {{
                            measured=f"CPU per answer {row['cpu_ratio']:.2f}× nginx (req/s {row['rps_ratio']:.2f}×)")
         return row
 
+    def set_aside_text(self):
+        """The report's line on the pairs measured again because a neighbour took part of the machine (DISTURBED)."""
+        if not self.set_aside:
+            return (f"No pair was measured again: in every cell, other processes took less than {DISTURBED:.0f} % of "
+                    "a core.")
+        parts = []
+        for fmt, mode, run, results in self.set_aside:
+            cells = ", ".join(f"{name} {r.rps:,.1f} req/s, {r.cpu_per_answer_us:.0f} µs per answer, other processes "
+                              f"{r.other:.0f} %" for name, r in results)
+            ratio = ""
+            if len(results) == 2 and results[1][1].rps and results[1][1].cpu_per_answer_us:
+                m, p = results[0][1], results[1][1]
+                ratio = (f": ratio {m.rps / p.rps:.2f}" if mode == "cold" else
+                         f": ratio {m.cpu_per_answer_us / p.cpu_per_answer_us:.2f}")
+            parts.append(f"{mode} {LABEL[fmt]} pair {run + 1} ({cells}){ratio}")
+        return (f"Pairs set aside and measured again, because other processes took {DISTURBED:.0f} % of a core or more "
+                f"during one of their cells (at most {REMEASURES} times a pair; the last attempt stands): "
+                + "; ".join(parts) + ".")
+
     def log_cell(self, fmt, mode, row):
         """The cell's chart bar (time per request: the peer's req/s over magpie's) and its target row."""
         label = LABEL[fmt]
@@ -1003,7 +1106,9 @@ http {{
              f"measured window): " if self.pinned else
              f"({self.cores} cores, shared by wrk, the origin and the server under test): ")
           + f"{self.connections} connections, {self.threads} wrk threads, {a.duration} s per cell, {a.runs} "
-          f"alternated pair(s) per cell (magpie, peer, magpie, peer, …; the medians shown), after one unmeasured "
+          f"alternated pair(s) per cell (magpie, peer, magpie, peer, …; the medians shown), each side of a pair cut "
+          f"into slices alternated with the other's (cold {self.slicing_text('cold')}, cached "
+          f"{self.slicing_text('cached')}), after one unmeasured "
           f"{self.warm_up_seconds()} s cell per server and format. Inputs: {len(self.images)} real photos of about 2K "
           f"({', '.join(self.images)}), fit into {SIZE}×{SIZE}, quality {QUALITY}; AVIF at aom speed 8 for "
           f"all (magpie serve's own setting; thumbor's AVIF_SPEED, libvips' effort 1)."
@@ -1041,6 +1146,8 @@ http {{
             for mode, peer in (("cold", "thumbor"), ("cached", "nginx")) for fmt in self.formats
             for row in [self.cell_verdict(fmt, mode, peer)] if row) + f". A verdict needs the pairs within "
           f"{NOISY * 100:.0f} % of their median; otherwise it reads noisy.")
+        w("")
+        w(self.set_aside_text())
         w("")
         if self.floor:
             w("libvips floor (no HTTP: `vipsthumbnail -s 512x512` on the same files, "
@@ -1154,7 +1261,8 @@ http {{
             w(f"Note: {note}.")
         if self.notes:
             w("")
-        others = [r.other for runs in self.results.values() for r in runs]
+        others = [r.other for runs in self.results.values() for r in runs] + [
+            r.other for _, _, _, results in self.set_aside for _, r in results]
         busiest = max(others, default=0)
         w(f"Load average at the start {' '.join(load_start)}, at the end {' '.join(load_end)}. Processes other than "
           f"the servers, the origin and wrk used {statistics.mean(others) if others else 0:.0f} % of a core on "
