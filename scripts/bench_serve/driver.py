@@ -56,8 +56,8 @@ WARM_UP_MINIMUM_SECONDS = 2
 DISTURBED = 5.0  # % of one core
 REMEASURES = 2  # at most, per pair
 # A pair's cells are cut into slices of at least this many seconds, alternated (magpie, peer, magpie, peer, …): in runs
-# of 3 pairs of whole 20 s cells, nginx's CPU per cached answer moved 17–21 µs and magpie's cold JPEG 61.9–69.6 req/s
-# from one cell to the next with no other process running, so one cell decided a pair. Cold slices are longer: a slice
+# of whole 10 s cells, nginx's CPU per cached answer moved 17–21 µs and magpie's cold JPEG 61.9–69.6 req/s from one
+# cell to the next with no other process running, so one cell decided a pair. Cold slices are longer: a slice
 # ends with up to 8 requests unanswered, a few per cent of a cold slice's answers.
 SLICE_SECONDS = {"cold": 10, "cached": 5}
 # After each wrk run the server under test is given time to finish what it still has in hand (settle()): idle when it
@@ -647,9 +647,9 @@ http {{
 
     def pair(self, fmt, mode, run, sides, count_statuses):
         """One alternated pair of a cell: each side's cell in turn, magpie's first, cut into slices (slicing()).
-        sides: (name, server, base URL, path files for an attempt and a slice). A pair whose cells saw other processes take DISTURBED % of a core or more is set
-        aside (reported, left out of the medians) and measured again, at most REMEASURES times. Returns the results
-        that stand, as (name, WrkResult)."""
+        sides: (name, server, base URL, path files for an attempt and a slice). A pair whose cells saw other
+        processes take DISTURBED % of a core or more is set aside (reported, left out of the medians) and measured
+        again, at most REMEASURES times. Returns the results that stand, as (name, WrkResult)."""
         count, seconds = self.slicing(mode)
         for attempt in range(REMEASURES + 1):
             slices = {name: [] for name, _, _, _ in sides}
