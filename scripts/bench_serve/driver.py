@@ -108,6 +108,11 @@ def status_kib(pid, field):
     return 0
 
 
+def server_cpu_seconds(server):
+    """User + system seconds of a started server's whole process tree (workers and children included)."""
+    return cpu_seconds(process_tree(server.process.pid))
+
+
 def busy_seconds():
     """CPU time the machine's processes have used (user, nice, system) plus time stolen by the hypervisor, from
     /proc/stat; interrupts are left out (loopback traffic is ours)."""
@@ -545,8 +550,8 @@ http {{
         env = dict(os.environ, BENCH_COUNT_STATUSES="1" if count_statuses else "0")
         argv = [self.args.wrk, "-t", str(self.threads), "-c", str(self.connections), "-d", f"{seconds}s",
                 "--timeout", "30s", "-s", self.args.lua, base, "--", str(self.threads)] + files
-        ours = lambda: cpu_seconds(process_tree(server.process.pid))
-        origin = lambda: cpu_seconds(process_tree(self.origin.process.pid)) if self.origin else 0
+        ours = lambda: server_cpu_seconds(server)
+        origin = lambda: server_cpu_seconds(self.origin) if self.origin else 0
         children = lambda: sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2])
         cpu0, origin0, wrk0, busy0 = ours(), origin(), children(), busy_seconds()
         out = subprocess.run(self.on_core("client", argv), capture_output=True, text=True, env=env)
@@ -566,7 +571,7 @@ http {{
         """Waits until `server` is idle after a wrk run (at most SETTLE_SECONDS): when wrk stops, up to one request a
         connection is still being answered, and on the shared server core that work would fall into the next cell,
         the peer's (8 cold AVIF requests are about a second of CPU; as 8-9 % "other processes" in 10 s slices)."""
-        ours = lambda: cpu_seconds(process_tree(server.process.pid))
+        ours = lambda: server_cpu_seconds(server)
         deadline = time.monotonic() + SETTLE_SECONDS
         before = ours()
         while time.monotonic() < deadline:
