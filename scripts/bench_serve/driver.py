@@ -33,7 +33,7 @@ import bench_log  # beside this file: rows for scripts/bench's targets table and
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: magpie_scripts
 from magpie_scripts.commands import pinned  # noqa: E402
 from magpie_scripts.signing import Signer  # noqa: E402
-from magpie_scripts.pairs import NOISY, spread, verdict  # noqa: E402
+from magpie_scripts.pairs import DISTURBED, NOISY, REMEASURES, spread, verdict  # noqa: E402
 from magpie_scripts.procs import cpu_seconds, process_tree  # noqa: E402
 
 FORMATS = {  # name: (magpie format option, thumbor format filter, file extension, magic test)
@@ -51,10 +51,7 @@ QUALITY = 80
 WARM_UP_SHARE = 4
 WARM_UP_MINIMUM_SECONDS = 2
 # A pair is measured again when, during either of its cells, processes other than the servers, the origin and wrk (or
-# the hypervisor's stolen time) took this much of a core or more: such a pair measures the neighbour, not the servers.
-# The set-aside pair stays in the report with its figures; the last attempt stands whatever it saw.
-DISTURBED = 5.0  # % of one core
-REMEASURES = 2  # at most, per pair
+# the hypervisor's stolen time) took DISTURBED % of a core or more (magpie_scripts.pairs, shared with bench-library).
 # A pair's cells are cut into slices of at least this many seconds, alternated (magpie, peer, magpie, peer, …): in runs
 # of whole 10 s cells, nginx's CPU per cached answer moved 17–21 µs and magpie's cold JPEG 61.9–69.6 req/s from one
 # cell to the next with no other process running, so one cell decided a pair. Cold slices are longer: a slice
@@ -676,8 +673,12 @@ http {{
 
     # --- libvips floor
 
+    def side_seconds(self):
+        """Seconds of the libvips floor per format and of each smart cell: --side-duration, else --duration."""
+        return self.args.side_duration or self.args.duration
+
     def vips_floor(self, fmt):
-        seconds = self.args.duration
+        seconds = self.side_seconds()
         out_dir = os.path.join(self.work, "vips-out")
         links = os.path.join(self.work, "vips-in")
         shutil.rmtree(out_dir, ignore_errors=True)
@@ -927,7 +928,7 @@ http {{
             source = urllib.parse.quote(f"{origin_url}/{image}?n={mode}{n}", safe=":/")
             return f"/unsafe/{size}x{size}/{'smart/' if mode == 'smart' else ''}filters:quality({QUALITY})/{source}"
 
-        per_cell = a.duration * 100 + 100  # far more than either server answers per second at 12 MP
+        per_cell = self.side_seconds() * 100 + 100  # far more than either server answers per second at 12 MP
         try:
             for name, server, base in servers:
                 for mode in ("centre", "smart"):
@@ -942,7 +943,7 @@ http {{
                         self.serial += 1
                         paths = [path(mode, f"{self.serial}-{i}") for i in range(per_cell)]
                         file = self.write_paths(f"smart-{name}-{mode}-{run}", paths)
-                        self.cell("jpeg", mode, name, server, base, [file], a.duration, True)
+                        self.cell("jpeg", mode, name, server, base, [file], self.side_seconds(), True)
         except Failure as failure:
             self.failures.append(str(failure))
         finally:
@@ -965,7 +966,7 @@ http {{
           f"grammar on both servers: `/unsafe/{SMART_SIZE}x{SMART_SIZE}/[smart/]filters:quality({QUALITY})/SOURCE` "
           f"with SOURCE {os.path.basename(self.args.smart_image)} ({self.args.smart_note}); thumbor with "
           f"DETECTORS = face, then feature detector. Cost = the centre crop's req/s over the smart one's, with the same "
-          f"{self.connections} connections.")
+          f"{self.connections} connections, {self.side_seconds()} s a cell.")
         w("")
         w("| Server | centre req/s | smart req/s | smart / centre cost | p50 centre / smart | Target | Met |")
         w("| --- | ---: | ---: | ---: | ---: | --- | --- |")
@@ -1326,6 +1327,8 @@ def main():
     parser.add_argument("--cores", type=int, default=os.cpu_count())
     parser.add_argument("--connections", type=int, default=0)
     parser.add_argument("--duration", type=int, default=20)
+    parser.add_argument("--side-duration", type=int, default=0,
+                        help="seconds of the libvips floor per format and of each smart cell (default: --duration)")
     parser.add_argument("--runs", type=int, default=1, help="alternated pairs per cell (magpie, peer, magpie, peer, …)")
     parser.add_argument("--pin", action="store_true",
                         help="the server under test on core 0 with one core's workers, wrk and the origin on the last core")

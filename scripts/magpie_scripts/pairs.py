@@ -5,6 +5,11 @@ gives one ratio; the cell reports their median and their spread, and gives a ver
 import statistics
 
 NOISY = 0.10  # pairs whose ratios spread by this much (of their median) or more give no verdict: "noisy"
+# A pair during which other processes (or the hypervisor's stolen time) took this much of a core or more measured the
+# neighbour, not the code: it is set aside, kept in the report with its figures, and measured again, at most REMEASURES
+# times; the last attempt stands whatever it saw.
+DISTURBED = 5.0  # % of one core
+REMEASURES = 2  # at most, per pair
 
 
 def spread(values):

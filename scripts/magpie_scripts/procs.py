@@ -1,5 +1,7 @@
-"""Processes as /proc shows them: a process tree and its CPU time (scripts/bench-serve, scripts/bench-cluster)."""
+"""Processes as /proc shows them: a process tree and its CPU time, a core's busy time (scripts/bench-serve,
+scripts/bench-cluster, scripts/bench-library)."""
 import os
+import resource
 
 
 def process_tree(root):
@@ -36,3 +38,20 @@ def cpu_seconds(pids):
         except (OSError, ValueError, IndexError):
             pass
     return total / tick
+
+
+def core_busy_seconds(core):
+    """Seconds one core has spent on any process (user, nice, system) or lost to the hypervisor (steal), from
+    /proc/stat's line for that core; interrupts are left out, as busy_seconds() in bench-serve leaves them."""
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith(f"cpu{core} "):
+                fields = [int(x) for x in line.split()[1:]] + [0] * 8
+                return (fields[0] + fields[1] + fields[2] + fields[7]) / os.sysconf("SC_CLK_TCK")
+    raise ValueError(f"/proc/stat has no line for core {core}")
+
+
+def children_cpu_seconds():
+    """User + system seconds of this process's reaped children (every child run to its end so far)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
