@@ -195,8 +195,8 @@ public final class ImageManager: Sendable {
     public func retrieveImage(
         with resource: any Resource, options: [MagpieOption]? = nil, progressBlock: DownloadProgressBlock? = nil
     ) async throws -> RetrieveImageResult {
-        let source = resource.convertToSource()
-        if let hit = plainMemoryHit(source, options: options ?? []) { return hit }
+        let (source, key) = resource.convertToSourceAndKey()
+        if let hit = plainMemoryHit(source, key: key, options: options ?? []) { return hit }
         return try await retrieveImageReporting(
             with: source, options: options ?? [], progress: DownloadProgress.handler(reportingTo: progressBlock), lookedInMemory: true)
     }
@@ -219,7 +219,7 @@ public final class ImageManager: Sendable {
     public func retrieveImage(
         with source: Source, options: [MagpieOption]? = nil, progressBlock: DownloadProgressBlock? = nil
     ) async throws -> RetrieveImageResult {
-        if let hit = plainMemoryHit(source, options: options ?? []) { return hit }
+        if let hit = plainMemoryHit(source, key: nil, options: options ?? []) { return hit }
         return try await retrieveImageReporting(
             with: source, options: options ?? [], progress: DownloadProgress.handler(reportingTo: progressBlock), lookedInMemory: true)
     }
@@ -230,7 +230,7 @@ public final class ImageManager: Sendable {
     package func retrieveImageReporting(
         with source: Source, options: [MagpieOption], progress: DownloadProgressHandler?, lookedInMemory: Bool = false
     ) async throws -> RetrieveImageResult {
-        if !lookedInMemory, let hit = plainMemoryHit(source, options: options) { return hit }
+        if !lookedInMemory, let hit = plainMemoryHit(source, key: nil, options: options) { return hit }
         let options = parse(options)
         let memoryChecked = options.readsPlainMemoryEntry
         do {
@@ -260,11 +260,12 @@ public final class ImageManager: Sendable {
     /// The common memory hit, before the pipeline: the plain entry of `source` when `options` ask for nothing more and
     /// memory has it, without the request's derived keys and copies (a one-task hit cost 5× the raw lookup through the
     /// general path). Synchronous, so an async entry point answers a hit without awaiting a second async function.
+    /// `sourceKey`: `source.cacheKey` when the caller has it at hand (``Resource/convertToSourceAndKey()``).
     @inline(never)
-    private func plainMemoryHit(_ source: Source, options: [MagpieOption]) -> RetrieveImageResult? {
+    private func plainMemoryHit(_ source: Source, key sourceKey: String?, options: [MagpieOption]) -> RetrieveImageResult? {
         let (options, filter) = parseWithCacheKeyFilter(options)
         guard options.readsPlainMemoryEntry else { return nil }
-        let key = cacheKey(for: source, filter: filter)
+        let key = if let sourceKey, filter == nil { sourceKey } else { cacheKey(for: source, filter: filter) }
         guard let image = cache.memoryImage(forMemoryKey: key, extending: nil) else { return nil }
         logger.debug("retrieved", metadata: ["key": "\(source.cacheKey)", "from": "memory", "revalidated": "false"])
         return RetrieveImageResult(image: image, cacheType: .memory, source: source, dataCache: cache.dataCache, dataCacheKey: key)

@@ -257,6 +257,20 @@ struct DataProviderTests {
         #expect(resource.convertToSource().url == https)
     }
 
+    @Test func theKeyThatComesWithASourceIsTheSourcesOwnAndOnlyAnHTTPURLBringsOne() throws {
+        let http = try #require(URL(string: "http://images.example.com/a%20b.png?w=1"))
+        let plain = http.convertToSourceAndKey()
+        #expect(plain.cacheKey == plain.source.cacheKey)
+        #expect(plain.cacheKey == http.absoluteString)
+        // Another resource type keeps its own key, which the source is asked for: none comes with it.
+        let keyed = ImageResource(downloadURL: http, cacheKey: "remote-a").convertToSourceAndKey()
+        #expect(keyed.cacheKey == nil)
+        #expect(keyed.source.cacheKey == "remote-a")
+        let data = try #require(URL(string: "data:image/png;base64,iVBORw0KGgo="))
+        #expect(data.convertToSourceAndKey().cacheKey == nil)
+        #expect(URL(fileURLWithPath: "/tmp/magpie/a.png").convertToSourceAndKey().cacheKey == nil)
+    }
+
     @Test func providerSourceUsesTheProvidersKeyAndContentURL() {
         let source = Source.provider(RawImageDataProvider(data: Data([1, 2, 3]), cacheKey: "raw"))
         #expect(source.cacheKey == "raw")
