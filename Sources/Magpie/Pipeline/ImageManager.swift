@@ -143,7 +143,7 @@ public final class ImageManager: Sendable {
     }
 
     private func cacheKey(for source: Source, filter: CacheKeyFilter?) -> String {
-        // Without a filter, the key is read in place (binding the resource first copied it: 4 % of a memory hit).
+        // Without a filter the key is the source's own, read without binding (copying) the resource first.
         guard let filter else { return source.cacheKey }
         guard case .network(let resource) = source else { return source.cacheKey }
         let key = resource.cacheKey
@@ -226,7 +226,7 @@ public final class ImageManager: Sendable {
 
     /// The retrieval behind every public form, with progress as ``DownloadProgress`` values (the prefetcher, the
     /// binding and the CLI use it). Not public: a one-parameter progress closure could capture a trailing
-    /// completion closure.
+    /// completion closure. `lookedInMemory`: the caller has tried ``plainMemoryHit(_:key:options:)`` and missed.
     package func retrieveImageReporting(
         with source: Source, options: [MagpieOption], progress: DownloadProgressHandler?, lookedInMemory: Bool = false
     ) async throws -> RetrieveImageResult {

@@ -102,9 +102,11 @@ public struct RetrieveImageResult: Sendable {
             self.validators = validators
         }
 
+        typealias Fields = (originalData: Data?, downloadMetrics: DownloadMetrics?, validators: HTTPValidators?)
+
         /// `old`'s fields with `change` applied; nil when none is left.
-        static func with(_ old: Transfer?, _ change: (inout (originalData: Data?, downloadMetrics: DownloadMetrics?, validators: HTTPValidators?)) -> Void) -> Transfer? {
-            var fields = (originalData: old?.originalData, downloadMetrics: old?.downloadMetrics, validators: old?.validators)
+        static func with(_ old: Transfer?, _ change: (inout Fields) -> Void) -> Transfer? {
+            var fields: Fields = (old?.originalData, old?.downloadMetrics, old?.validators)
             change(&fields)
             guard fields.originalData != nil || fields.downloadMetrics != nil || fields.validators != nil else { return nil }
             return Transfer(originalData: fields.originalData, downloadMetrics: fields.downloadMetrics, validators: fields.validators)
