@@ -235,6 +235,19 @@ let package = Package(
             dependencies: ["MagpieBenchSupport", "Magpie", "MagpieOrigin"],
             path: "Benchmarks/HTTPBenchmarks"
         ),
+        // The HTTP stack's own cost of a cached answer (scripts/bench-cached-floor): one file from memory over NIO's
+        // HTTP/1 pipeline alone and over Hummingbird's router, beside `magpie serve` and nginx.
+        .executableTarget(
+            name: "magpie-http-floor",
+            dependencies: [
+                server("Hummingbird", "hummingbird"),
+                server("HTTPTypes", "swift-http-types"),
+                networking("NIOCore", "swift-nio"),
+                networking("NIOHTTP1", "swift-nio"),
+                networking("NIOPosix", "swift-nio"),
+            ],
+            path: "Benchmarks/HTTPFloor"
+        ),
         // The hostile-input soak: runs the built `magpie` against MagpieOrigin's misbehaving routes (scripts/soak).
         .executableTarget(
             name: "magpie-soak",
