@@ -640,8 +640,13 @@ http {{
         """How a pair's cells are cut: (slices, seconds each). Each side's --duration is run as slices alternated
         with the other side's (magpie, peer, magpie, peer, …), so a drift of the host over a pair's minute
         weighs on both sides alike; at least SLICE_SECONDS[mode] a slice."""
-        count = max(1, self.args.duration // SLICE_SECONDS[mode])
-        return count, self.args.duration // count
+        total = self.cell_seconds(mode)
+        count = max(1, total // SLICE_SECONDS[mode])
+        return count, total // count
+
+    def cell_seconds(self, mode):
+        """A side's measured seconds in one pair: --cached-duration for the cached cells, else --duration."""
+        return (self.args.cached_duration or self.args.duration) if mode == "cached" else self.args.duration
 
     def slicing_text(self, mode):
         count, seconds = self.slicing(mode)
@@ -1134,7 +1139,8 @@ http {{
              f"on core {self.client_core}; CPU per answer is the server's user + system time from /proc over the "
              f"measured window): " if self.pinned else
              f"({self.cores} cores, shared by wrk, the origin and the server under test): ")
-          + f"{self.connections} connections, {self.threads} wrk threads, {a.duration} s per cell, {a.runs} "
+          + f"{self.connections} connections, {self.threads} wrk threads, {a.duration} s per cold cell and "
+          f"{self.cell_seconds('cached')} s per cached cell, {a.runs} "
           f"alternated pair(s) per cell (magpie, peer, magpie, peer, …; the medians shown), each side of a pair cut "
           f"into slices alternated with the other's (cold {self.slicing_text('cold')}, cached "
           f"{self.slicing_text('cached')}), after one unmeasured "
@@ -1329,6 +1335,8 @@ def main():
     parser.add_argument("--duration", type=int, default=20)
     parser.add_argument("--side-duration", type=int, default=0,
                         help="seconds of the libvips floor per format and of each smart cell (default: --duration)")
+    parser.add_argument("--cached-duration", type=int, default=0,
+                        help="seconds per cached cell (default: --duration)")
     parser.add_argument("--runs", type=int, default=1, help="alternated pairs per cell (magpie, peer, magpie, peer, …)")
     parser.add_argument("--pin", action="store_true",
                         help="the server under test on core 0 with one core's workers, wrk and the origin on the last core")
