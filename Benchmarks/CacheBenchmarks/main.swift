@@ -4,6 +4,8 @@
 //   magpie-cache-bench [--ops N] [--batches N] [--disk-entries N]   (--disk-entries 0 skips the disk part)
 //   magpie-cache-bench --manager-only [--batches N] [--manager-part hit|raw]   (one JSON line: the manager hit against the raw lookup, one task;
 //                                                      scripts/bench-library runs it pinned to one core)
+//   magpie-cache-bench --disk-hit-only [--batches N] [--disk-part hit|raw]   (one JSON line: an ImageCache disk hit
+//                                                      against decoding the same bytes from memory; pinned likewise)
 //
 // Every cache holds the same 1,000 small images and every lookup hits. A batch is N lookups
 // per thread over the keys in a shuffled order; the median batch is reported. With 2 threads,
@@ -158,6 +160,16 @@ func leftPad(_ text: String, _ width: Int) -> String {
     text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
 }
 
+if arguments.contains("--disk-hit-only") {
+    let part = arguments.firstIndex(of: "--disk-part").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+    do {
+        try await runPinnedDiskHitCell(batches: batches, part: part)
+    } catch {
+        FileHandle.standardError.write(Data("magpie-cache-bench: disk hit cell failed: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
 if arguments.contains("--manager-only") {
     let part = arguments.firstIndex(of: "--manager-part").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
     await runPinnedManagerCell(batches: batches, part: part)
@@ -204,7 +216,7 @@ print("checksum \(sink.load(ordering: .relaxed)), entries \(storage.count), stat
 if diskEntries > 0 {
     do {
         try runDiskBenchmarks(entries: diskEntries)
-        try runImageCacheBenchmark(width: 640, height: 480, rounds: 200)
+        try await runImageCacheBenchmark(rounds: 200)
     } catch {
         print("disk benchmark failed: \(error)")
     }

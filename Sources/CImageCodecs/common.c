@@ -19,17 +19,6 @@ void mg_set_cancel_check(mg_cancel_check check, void *context) {
 
 int mg_cancel_requested(void) { return cancel_check ? cancel_check(cancel_context) : 0; }
 
-uint32_t mg_crc32(uint32_t crc, const uint8_t *bytes, size_t length) {
-    // zlib takes uInt lengths: feed large buffers in slices.
-    while (length > 0) {
-        uInt slice = length > 0x40000000u ? 0x40000000u : (uInt)length;
-        crc = (uint32_t)crc32(crc, bytes, slice);
-        bytes += slice;
-        length -= slice;
-    }
-    return crc;
-}
-
 // Large pixel buffers are aligned to 2 MiB and offered transparent huge pages: a 15 MP
 // RGBA decode otherwise takes ~14,000 page faults, and huge pages made it 7-17% faster
 // (measured on libpng decodes). Such memory is still released with free().

@@ -161,7 +161,7 @@ class RSSSampler(threading.Thread):
                 self.phase_peak[key] = max(self.phase_peak.get(key, 0), rss)
                 self.phase_peak_anon[key] = max(self.phase_peak_anon.get(key, 0), anon)
                 if name in self.timeline:
-                    self.timeline[name].append((now, rss))
+                    self.timeline[name].append((now, rss, anon))
 
     def run(self):
         while not self.stopping.wait(0.5):
@@ -1020,15 +1020,18 @@ http {{
         polling.set()
         poller.join()
         self.memory_cache["magpie-soak"] = self.memory_cache_mib(base)
-        timeline = [(t - started, rss) for t, rss in self.sampler.timeline.get("magpie-soak", [])]
+        samples = self.sampler.timeline.get("magpie-soak", [])
+        timeline = [(t - started, rss) for t, rss, _ in samples]
+        anon_timeline = [(t - started, anon) for t, _, anon in samples]
         self.stop(server)
         # Every sample, for a closer look than the per-minute means (seconds from the start, MiB).
         with open(os.path.join(self.work, "magpie-soak-rss.tsv"), "w") as f:
-            f.write("seconds\trss_mib\n" + "".join(f"{t:.1f}\t{rss:.1f}\n" for t, rss in timeline))
+            f.write("seconds\trss_mib\trss_anon_mib\n" + "".join(f"{t:.1f}\t{rss:.1f}\t{anon:.1f}\n" for t, rss, anon in
+                                                           ((t - started, rss, anon) for t, rss, anon in samples)))
             f.write("# result memory cache (seconds, MiB): " + ", ".join(f"{t:.0f} {m:.1f}" for t, m in cache_timeline) + "\n")
         reference = min(60.0, seconds / 2)
 
-        def around(at):
+        def around(at, timeline=timeline):
             window = [rss for t, rss in timeline if at - 2.5 <= t <= at + 0.01]
             if not window:
                 window = [min(timeline, key=lambda s: abs(s[0] - at))[1]] if timeline else [0]
@@ -1042,7 +1045,8 @@ http {{
         self.soak = {"seconds": seconds, "reference": reference, "end": end, "first": around(reference),
                      "last": around(end), "result": result, "minutes": minutes,
                      "peak": max((r for _, r in timeline), default=0),
-                     "cache_first": cache_at(reference), "cache_last": cache_at(end)}
+                     "cache_first": cache_at(reference), "cache_last": cache_at(end),
+                     "anon_first": around(reference, anon_timeline), "anon_last": around(end, anon_timeline)}
 
     # --- report
 
@@ -1286,7 +1290,9 @@ http {{
                              f"{s['last']:.1f} MiB at {fmt_t(s['end'])} ({change:+.1f} %)", "within ±10 %", abs(change) <= 10)
             w(f"The result memory cache held {s['cache_first']:.1f} MiB at {fmt_t(s['reference'])} and "
               f"{s['cache_last']:.1f} MiB at the end (bounded by --memory-cache-size); RSS net of it: "
-              f"{net_first:.1f} → {net_last:.1f} MiB ({net_change:+.1f} %; target within 10 %): {net_met}.")
+              f"{net_first:.1f} → {net_last:.1f} MiB ({net_change:+.1f} %; target within 10 %): {net_met}. Of RSS, the "
+              f"process's own (RssAnon, the rest being file pages of its libraries): {s['anon_first']:.1f} → "
+              f"{s['anon_last']:.1f} MiB; every sample in `magpie-soak-rss.tsv`.")
             w("")
         elif self.args.magpie and self.args.soak_minutes > 0:
             w("Soak: not run (magpie failed earlier).")

@@ -85,7 +85,8 @@ int mg_zlib_inflate(const uint8_t *data, size_t length, size_t max_output, mg_bu
 /// Compresses `data` as a zlib stream at level 9 into a malloc'd buffer.
 int mg_zlib_deflate(const uint8_t *data, size_t length, mg_buffer *out, mg_error *err);
 
-/// zlib's CRC-32 (PNG chunks, cache entry checksums); pass 0 as `crc` to start.
+/// CRC-32 with zlib's polynomial and result (PNG chunks, cache entry checksums), by carry-less multiplication where
+/// the CPU has it; pass 0 as `crc` to start, or an earlier result to continue.
 uint32_t mg_crc32(uint32_t crc, const uint8_t *bytes, size_t length);
 
 /// Allocates pixel memory (huge-page friendly when large); release with mg_free/free.
