@@ -33,8 +33,8 @@ import bench_log  # beside this file: rows for scripts/bench's targets table and
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: magpie_scripts
 from magpie_scripts.commands import pinned  # noqa: E402
 from magpie_scripts.signing import Signer  # noqa: E402
-from magpie_scripts.pairs import DISTURBED, NOISY, REMEASURES, spread, verdict  # noqa: E402
-from magpie_scripts.procs import cpu_seconds, process_tree  # noqa: E402
+from magpie_scripts.pairs import DISTURBED, IO_STALLED, NOISY, REMEASURES, spread, verdict  # noqa: E402
+from magpie_scripts.procs import cpu_seconds, io_stall_seconds, process_tree  # noqa: E402
 
 FORMATS = {  # name: (magpie format option, thumbor format filter, file extension, magic test)
     "jpeg": ("jpeg", "jpeg", "jpg", lambda b: b[:3] == b"\xff\xd8\xff"),
@@ -301,6 +301,7 @@ class WrkResult:
         self.server_cpu = server_cpu
         self.output = output
         self.other = self.client = 0.0  # % of one core, set by Bench.wrk
+        self.io_stall = 0.0  # seconds the machine's tasks all waited for I/O meanwhile, set by Bench.wrk
 
     @staticmethod
     def combined(slices):
@@ -320,6 +321,7 @@ class WrkResult:
         if result.seconds:
             result.other = sum(r.other * r.seconds for r in slices) / result.seconds
             result.client = sum(r.client * r.seconds for r in slices) / result.seconds
+        result.io_stall = sum(r.io_stall for r in slices)
         return result
 
     def problems(self):
@@ -550,9 +552,9 @@ http {{
         ours = lambda: server_cpu_seconds(server)
         origin = lambda: server_cpu_seconds(self.origin) if self.origin else 0
         children = lambda: sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2])
-        cpu0, origin0, wrk0, busy0 = ours(), origin(), children(), busy_seconds()
+        cpu0, origin0, wrk0, busy0, io0 = ours(), origin(), children(), busy_seconds(), io_stall_seconds()
         out = subprocess.run(self.on_core("client", argv), capture_output=True, text=True, env=env)
-        cpu1, origin1, wrk1, busy1 = ours(), origin(), children(), busy_seconds()
+        cpu1, origin1, wrk1, busy1, io1 = ours(), origin(), children(), busy_seconds(), io_stall_seconds()
         # Whatever else ran on the machine meanwhile (neither the server, the origin nor wrk), in % of one core.
         other = (busy1 - busy0) - (cpu1 - cpu0) - (origin1 - origin0) - (wrk1 - wrk0)
         line = next((l for l in out.stdout.splitlines() if l.startswith("BENCH ")), None)
@@ -561,6 +563,7 @@ http {{
         result = WrkResult(json.loads(line[6:]), cpu1 - cpu0, out.stdout)
         result.other = max(0.0, other) / result.seconds * 100 if result.seconds else 0
         result.client = (wrk1 - wrk0) / result.seconds * 100 if result.seconds else 0
+        result.io_stall = io1 - io0 if io0 is not None and io1 is not None else 0.0
         self.settle(server)
         return result
 
@@ -633,7 +636,8 @@ http {{
             self.notes.append(f"{name}, {mode} {fmt}: the path list ran out, {result.repeated} requests repeated a "
                               "path (those may have been cache hits)")
         say(f"  {result.rps:.1f} req/s, p50 {result.p50:.1f} ms, p99 {result.p99:.1f} ms, server CPU "
-            f"{result.cpu:.0f} %, wrk CPU {result.client:.0f} %, other processes {result.other:.0f} %")
+            f"{result.cpu:.0f} %, wrk CPU {result.client:.0f} %, other processes {result.other:.0f} %"
+            + (f", I/O stalled {result.io_stall:.1f} s" if result.io_stall >= 0.05 else ""))
         return result
 
     def slicing(self, mode):
@@ -668,12 +672,14 @@ http {{
             results = [(name, self.record(fmt, mode, name, WrkResult.combined(slices[name])))
                        for name, _, _, _ in sides]
             busiest = max((r.other for _, r in results), default=0)
-            if busiest < DISTURBED or attempt == REMEASURES:
+            stalled = max((r.io_stall for _, r in results), default=0)
+            if (busiest < DISTURBED and stalled < IO_STALLED) or attempt == REMEASURES:
                 return results
             for name, result in results:
                 self.results[(fmt, mode, name)].remove(result)
             self.set_aside.append((fmt, mode, run, results))
-            say(f"  {mode} {fmt}, pair {run + 1}: other processes took {busiest:.0f} % of a core, measuring it again")
+            say(f"  {mode} {fmt}, pair {run + 1}: other processes took {busiest:.0f} % of a core, the machine's I/O "
+                f"stalled {stalled:.1f} s, measuring it again")
         return results
 
     # --- libvips floor
@@ -1099,19 +1105,21 @@ http {{
         """The report's line on the pairs measured again because a neighbour took part of the machine (DISTURBED)."""
         if not self.set_aside:
             return (f"No pair was measured again: in every cell, other processes took less than {DISTURBED:.0f} % of "
-                    "a core.")
+                    f"a core, and the machine's I/O stalled less than {IO_STALLED:g} s.")
         parts = []
         for fmt, mode, run, results in self.set_aside:
             cells = ", ".join(f"{name} {r.rps:,.1f} req/s, {r.cpu_per_answer_us:.0f} µs per answer, other processes "
-                              f"{r.other:.0f} %" for name, r in results)
+                              f"{r.other:.0f} %" + (f", I/O stalled {r.io_stall:.1f} s" if r.io_stall >= 0.05 else "")
+                              for name, r in results)
             ratio = ""
             if len(results) == 2 and results[1][1].rps and results[1][1].cpu_per_answer_us:
                 m, p = results[0][1], results[1][1]
                 ratio = (f": ratio {m.rps / p.rps:.2f}" if mode == "cold" else
                          f": ratio {m.cpu_per_answer_us / p.cpu_per_answer_us:.2f}")
             parts.append(f"{mode} {LABEL[fmt]} pair {run + 1} ({cells}){ratio}")
-        return (f"Pairs set aside and measured again, because other processes took {DISTURBED:.0f} % of a core or more "
-                f"during one of their cells (at most {REMEASURES} times a pair; the last attempt stands): "
+        return (f"Pairs set aside and measured again, because other processes took {DISTURBED:.0f} % of a core or more, "
+                f"or the machine's I/O stalled {IO_STALLED:g} s or more (/proc/pressure/io, \"full\"), during one of "
+                f"their cells (at most {REMEASURES} times a pair; the last attempt stands): "
                 + "; ".join(parts) + ".")
 
     def log_cell(self, fmt, mode, row):

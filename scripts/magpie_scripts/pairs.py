@@ -9,6 +9,9 @@ NOISY = 0.10  # pairs whose ratios spread by this much (of their median) or more
 # neighbour, not the code: it is set aside, kept in the report with its figures, and measured again, at most REMEASURES
 # times; the last attempt stands whatever it saw.
 DISTURBED = 5.0  # % of one core
+# The same for the machine's disk: a pair during which every task waited for I/O this long (the kernel's pressure
+# stall information) measured the host's disk, not the code.
+IO_STALLED = 1.0  # seconds
 REMEASURES = 2  # at most, per pair
 
 

@@ -55,3 +55,17 @@ def children_cpu_seconds():
     """User + system seconds of this process's reaped children (every child run to its end so far)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def io_stall_seconds():
+    """Seconds during which every runnable task on the machine waited for I/O, since boot (the kernel's pressure
+    stall information, /proc/pressure/io's "full" line), or None where the kernel does not report it. A shared VM's
+    disk can stall for seconds, and a server that writes its cache then stops working for as long."""
+    try:
+        with open("/proc/pressure/io") as f:
+            for line in f:
+                if line.startswith("full "):
+                    return int(line.rsplit("total=", 1)[1]) / 1e6
+    except (OSError, ValueError, IndexError):
+        return None
+    return None

@@ -60,10 +60,11 @@ extension DiskStorage: DataCaching {
         try await onIOExecutor { try self.totalSize() }
     }
 
-    /// Waits for a background sweep under way, then ``flushAccessTimes()`` on the I/O executor: reads buffer their
-    /// access times and expiry extensions.
+    /// Waits for a background sweep or index checkpoint under way, then ``flushAccessTimes()`` on the I/O executor:
+    /// reads buffer their access times and expiry extensions.
     public func flush() async throws {
         await waitForSweeps()
+        await checkpointer.waitUntilIdle()
         try await onIOExecutor { try self.flushAccessTimes() }
     }
 

@@ -60,6 +60,8 @@ public final class DiskStorage: Sendable {
     let sweepSchedule = Mutex(SweepSchedule())
     /// Sweeps running in the background; ``flush()`` waits for them.
     let sweeps = PendingWork()
+    /// Copies the index's write-ahead log into its database file off the request path.
+    let checkpointer: IndexCheckpointer
 
     /// Opens (creating if needed) the cache folder and its index, and removes temporary
     /// files left by processes that no longer run.
@@ -87,6 +89,8 @@ public final class DiskStorage: Sendable {
         try database.executeRetryingWhileBusy(config.syncsToDisk ? Self.schema + "PRAGMA synchronous=FULL;" : Self.schema)
         try Self.migrate(database)
         Self.reconcileAbandonedWrites(database, root: root)
+        checkpointer = IndexCheckpointer(path: Self.indexPath(root: root), executor: config.ioExecutor)
+        database.checkpointInBackground(checkpointer)
         index = Mutex(database)
         readOnlySources = config.readOnlyDirectories.map { ReadOnlySource(root: $0.path) }
         scheduleFirstSweep()

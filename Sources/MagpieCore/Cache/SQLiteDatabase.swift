@@ -15,13 +15,15 @@ final class SQLiteDatabase: @unchecked Sendable {
     let path: String
     private var handle: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
+    /// What the commit hook calls (``checkpointInBackground(_:)``), kept for as long as the connection.
+    private var commitObserver: IndexCheckpointer?
 
-    /// Opens (creating when `readOnly` is false) the database at `path`.
-    init(path: String, readOnly: Bool = false) throws {
+    /// Opens the database at `path`, creating it when `readOnly` is false and `creating` true.
+    init(path: String, readOnly: Bool = false, creating: Bool = true) throws {
         self.path = path
         let flags = readOnly
             ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
-            : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+            : SQLITE_OPEN_READWRITE | (creating ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
         var db: OpaquePointer?
         let status = sqlite3_open_v2(path, &db, flags, nil)
         handle = db
@@ -101,6 +103,27 @@ final class SQLiteDatabase: @unchecked Sendable {
             try row?(SQLiteRow(statement: statement))
         }
         return Int(sqlite3_changes(handle))
+    }
+
+    /// Hands this connection's write-ahead log to `checkpointer` after every commit, in place of SQLite's
+    /// auto-checkpoint, which copies the log into the database file (and syncs both) inside the commit that crosses
+    /// 1,000 pages: under the index's lock, so every reader and writer of the process waited for two disk syncs.
+    func checkpointInBackground(_ checkpointer: IndexCheckpointer) {
+        commitObserver = checkpointer
+        sqlite3_wal_hook(handle, { context, _, _, pages in
+            guard let context else { return SQLITE_OK }
+            Unmanaged<IndexCheckpointer>.fromOpaque(context).takeUnretainedValue().committed(pagesInLog: Int(pages))
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(checkpointer).toOpaque())
+    }
+
+    /// A passive checkpoint: copies what it can of the write-ahead log into the database file, waiting for no reader
+    /// or writer. Returns the log's pages and how many of them are now in the database file.
+    func checkpoint() throws -> (logPages: Int, checkpointedPages: Int) {
+        var log: Int32 = 0, done: Int32 = 0
+        let status = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &done)
+        guard status == SQLITE_OK else { throw failure("checkpoint") }
+        return (Int(log), Int(done))
     }
 
     /// Runs `body` in a transaction; IMMEDIATE takes the write lock up front, so writers
