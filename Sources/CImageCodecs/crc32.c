@@ -62,12 +62,15 @@ MG_CRC_TARGET static uint32_t fold_crc32(uint32_t crc, const uint8_t *bytes, siz
 }
 
 static int has_carryless_multiply(void) {
-    static int known = -1;  // a benign race: every thread computes the same answer
-    if (known < 0) {
+    // Threads that race here each compute the same answer; the atomics keep that race defined.
+    static int known = -1;
+    int answer = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (answer < 0) {
         unsigned eax, ebx, ecx, edx;
-        known = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_PCLMUL) && (ecx & bit_SSE4_1);
+        answer = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_PCLMUL) && (ecx & bit_SSE4_1);
+        __atomic_store_n(&known, answer, __ATOMIC_RELAXED);
     }
-    return known;
+    return answer;
 }
 #endif
 

@@ -28,7 +28,7 @@ final class IndexCheckpointer: Sendable {
         self.executor = executor
     }
 
-    /// How many checkpoints have finished, whether or not they copied the whole log.
+    /// How many checkpoints have run, whether or not they copied the whole log (or failed: a removed folder).
     var checkpointCount: Int { checkpoints.load(ordering: .relaxed) }
 
     /// Called by the index's connection after each commit, under the index's lock: only starts a job.
