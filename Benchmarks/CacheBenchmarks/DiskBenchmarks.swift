@@ -114,19 +114,18 @@ func runPinnedDiskHitCell(batches: Int, part: String?) async throws {
     defer { fixture.remove() }
     var raw: [(wall: Double, cpu: Double)] = [], hit: [(wall: Double, cpu: Double)] = []
     let clock = ContinuousClock()
-    for batch in -2..<batches {
-        if part != "hit" {
-            let began = clock.now, cpu = processCPUNanoseconds()
-            sink.add(try fixture.rawDecodes(perBatch), ordering: .relaxed)
-            let sample = (microseconds(clock.now - began), (processCPUNanoseconds() - cpu) / 1e3)
-            if batch >= 0 { raw.append(sample) }
-        }
-        if part != "raw" {
-            let began = clock.now, cpu = processCPUNanoseconds()
-            sink.add(try await fixture.diskHits(perBatch), ordering: .relaxed)
-            let sample = (microseconds(clock.now - began), (processCPUNanoseconds() - cpu) / 1e3)
-            if batch >= 0 { hit.append(sample) }
-        }
+    /// One batch's wall and CPU µs.
+    func timed(_ batch: () async throws -> Int) async throws -> (wall: Double, cpu: Double) {
+        let began = clock.now, cpu = processCPUNanoseconds()
+        sink.add(try await batch(), ordering: .relaxed)
+        return (microseconds(clock.now - began), (processCPUNanoseconds() - cpu) / 1e3)
+    }
+    for turn in -2..<batches {
+        let raws = part == "hit" ? nil : try await timed { try fixture.rawDecodes(perBatch) }
+        let hits = part == "raw" ? nil : try await timed { try await fixture.diskHits(perBatch) }
+        guard turn >= 0 else { continue }  // a warm-up turn
+        raws.map { raw.append($0) }
+        hits.map { hit.append($0) }
     }
     var fields: [String] = []
     for (name, samples) in [("raw", raw), ("hit", hit)] where !samples.isEmpty {
