@@ -13,7 +13,13 @@ public enum BenchLog {
     /// A target verdict: the target's key (as Benchmarks/report.py lists it), what was measured,
     /// the value and the limit as text, and whether the value is within the limit.
     public static func target(_ key: String, _ subject: String, measured: String, limit: String, met: Bool) {
-        append("target", key, subject, measured, limit, met ? "met" : "not met")
+        target(key, subject, measured: measured, limit: limit, verdict: met ? "met" : "not met")
+    }
+
+    /// A target verdict given as text: "met", "not met", or "noisy" (alternated pairs that disagreed by 10 % or more,
+    /// as scripts/magpie_scripts/pairs.py judges them).
+    public static func target(_ key: String, _ subject: String, measured: String, limit: String, verdict: String) {
+        append("target", key, subject, measured, limit, verdict)
     }
 
     private static func append(_ fields: String...) {
