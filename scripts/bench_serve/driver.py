@@ -1042,8 +1042,8 @@ http {{
         window = min(60.0, seconds / 4)
         reference = min(60.0, seconds / 4)
 
-        def around(start, timeline=timeline):
-            samples = [rss for t, rss in timeline if start <= t < start + window]
+        def around(start, timeline=timeline, width=window):
+            samples = [rss for t, rss in timeline if start <= t < start + width]
             if not samples:
                 samples = [min(timeline, key=lambda s: abs(s[0] - start))[1]] if timeline else [0]
             return statistics.median(samples)
@@ -1054,7 +1054,7 @@ http {{
 
         end = min(seconds, max((t for t, _ in timeline), default=0))
         last = max(reference, end - window)
-        minutes = [(m, around((m - 1) * 60)) for m in range(2, int(end // 60) + 1)]
+        minutes = [(m, around((m - 1) * 60, width=60.0)) for m in range(2, int(end // 60) + 1)]
         self.soak = {"seconds": seconds, "reference": reference, "end": end, "first": around(reference),
                      "last": around(last), "last_start": last, "window": window, "result": result, "minutes": minutes,
                      "peak": max((r for _, r in timeline), default=0),
@@ -1297,14 +1297,15 @@ http {{
               f"RSS (the median of the samples, every 0.5 s, in each window) {s['first']:.1f} MiB over {first_at}, "
               f"{s['last']:.1f} MiB over {last_at} ({change:+.1f} %; target within 10 %): {met}. Peak "
               f"{s['peak']:.1f} MiB."
-              + (" Each minute from the second, its median: " + ", ".join(f"{m}: {v:.1f}" for m, v in s["minutes"]) + " MiB." if len(
-                  s["minutes"]) > 1 else ""))
+              + (" Each minute from the second, its median: "
+                 + ", ".join(f"{m}: {v:.1f}" for m, v in s["minutes"]) + " MiB." if len(s["minutes"]) > 1 else ""))
             net_first, net_last = s["first"] - s["cache_first"], s["last"] - s["cache_last"]
             net_change = (net_last - net_first) / net_first * 100 if net_first else 0
             net_met = "met" if abs(net_change) <= 10 else "**not met**"
             shortened = " (shortened: the target's is 10 min)" if s["seconds"] < 600 else ""
             bench_log.target("w3p4-soak-rss", f"{s['seconds'] / 60:g}-min mixed soak{shortened}; net of the result "
-                             f"memory cache {net_change:+.1f} %; medians of a minute", f"{s['first']:.1f} MiB over {first_at} → "
+                             f"memory cache {net_change:+.1f} %; medians of a minute",
+                             f"{s['first']:.1f} MiB over {first_at} → "
                              f"{s['last']:.1f} MiB over {last_at} ({change:+.1f} %)", "within ±10 %", abs(change) <= 10)
             w(f"The result memory cache held {s['cache_first']:.1f} MiB over {first_at} and "
               f"{s['cache_last']:.1f} MiB over {last_at} (bounded by --memory-cache-size); RSS net of it: "
