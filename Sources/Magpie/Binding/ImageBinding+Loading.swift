@@ -1,10 +1,5 @@
 import MagpieCore
 import Synchronization
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 extension ImageBinding {
     typealias Completion = @Sendable (Result<RetrieveImageResult, MagpieError>) -> Void

@@ -1,10 +1,5 @@
 import MagpieCore
 import Synchronization
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// Magpie's state for one image target: its current request, placeholder, indicator and manager.
 /// A target creates one (`public let imageBinding = ImageBinding()`) and leaves it to `target.mg`.

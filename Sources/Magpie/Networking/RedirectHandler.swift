@@ -1,9 +1,4 @@
 import MagpieCore
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// Decides what to do with an HTTP redirect: follow it, follow a different request, or refuse
 /// (the download fails with ``MagpieError/RequestFailureReason/redirectRefused(_:location:)``). Redirect count and

@@ -1,9 +1,4 @@
 import MagpieCore
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// One option of a retrieval: pass a list, ``ImageManager`` parses it once
 /// into ``MagpieParsedOptions``. A later option of the same kind wins, so a call's options

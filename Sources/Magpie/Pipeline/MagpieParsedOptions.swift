@@ -1,9 +1,4 @@
 import MagpieCore
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// `[MagpieOption]` parsed into fields: what the pipeline reads. Build one with ``init(_:)``. The fields are those of
 /// ``Values``, read and set as properties of the options themselves (`options.forceRefresh`, `options.processor = …`).

@@ -1,9 +1,4 @@
 import MagpieCore
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// A retrieval started with a completion handler. ``cancel()`` stops it at whatever stage it is
 /// and answers the handler (once) with ``MagpieError/RequestFailureReason/cancelled(_:)``.

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// What ``ImageCache/retrieveImage(forKey:options:)`` found.
 public enum ImageCacheResult: Sendable {
     /// Found in the memory cache.

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Bounds-checked little-endian reads over a file's bytes: every read returns nil past the end, so a cut file gives
 /// a typed error rather than a trap.
 struct LittleEndianBytes {

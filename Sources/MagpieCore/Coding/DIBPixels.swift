@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Turns the pixel data a ``DIBHeader`` describes into straight RGBA rows, top to bottom: palette indices (1, 4, 8
 /// bits, uncompressed or RLE), 24-bit BGR and 16/32-bit bit fields, plus an icon's AND mask.
 enum DIBPixels {

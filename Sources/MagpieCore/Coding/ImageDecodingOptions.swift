@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// How to decode: downsampling target, frames, scale, orientation, and safety limits.
 public struct ImageDecodingOptions: Sendable, Equatable {
     /// When set, the decoder may reduce resolution while decoding (JPEG DCT scaling,

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// How to encode: quality, progressive JPEG, lossless WebP, background and frames.
 ///
 /// Options that a format does not use are ignored (PNG and GIF ignore ``quality``, for example).

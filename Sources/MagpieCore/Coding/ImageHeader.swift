@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// What an image file's header declares, read without decoding any pixels: enough to describe an image that is
 /// too large to decode, or to check it against ``ImageDecodingLimits`` first.
 public struct ImageHeader: Sendable, Equatable {

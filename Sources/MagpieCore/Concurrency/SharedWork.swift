@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import Synchronization
 
 /// Keyed work that every caller asking for the same key while it runs shares (Nuke's task

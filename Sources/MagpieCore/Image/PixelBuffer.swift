@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// One colour in 8-bit RGBA with straight (not premultiplied) alpha.
 public struct RGBAColor: Sendable, Hashable, CustomStringConvertible {
     /// The red channel: 0 (none) ... 255 (full), not premultiplied.

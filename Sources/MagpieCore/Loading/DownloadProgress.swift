@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Bytes received so far by one download.
 public struct DownloadProgress: Sendable, Equatable {
     /// Body bytes received.

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Integer-factor area reduction, the cheap first step of a large downscale.
 ///
 /// Shrinking 5120 px to 256 px with Lanczos alone means ~120 taps per output pixel;

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Changes the image handed to the caller, after every cache: what it returns is never
 /// stored, so a modifier can depend on the caller (its scale, say) without polluting the cache.
 public protocol ImageModifier: Sendable {

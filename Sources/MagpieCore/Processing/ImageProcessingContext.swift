@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// What a processor may know about the retrieval it runs for: how bytes are decoded (scale, limits,
 /// first frame only), the limits every image it makes must respect, and whether the work is still wanted.
 ///

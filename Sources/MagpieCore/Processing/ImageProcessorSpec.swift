@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// The text form of processors and chains, as the `magpie` command line's `--processor` takes it.
 ///
 /// A chain is processors joined by `|`, run left to right: `resize:256x256:fit|blur:4|round:12`.

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Resizes pixels with a separable convolution (horizontal pass, then vertical).
 ///
 /// Colour is premultiplied by alpha while filtering: averaging straight-alpha

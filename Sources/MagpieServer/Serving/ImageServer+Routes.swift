@@ -2,11 +2,6 @@ import HTTPTypes
 import Hummingbird
 import Magpie
 import NIOCore
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 /// The server as Hummingbird routes, so an application can mount it beside its own.
 extension ImageServer {

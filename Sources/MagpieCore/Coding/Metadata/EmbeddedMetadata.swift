@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// What a container stores beside its pixels, read by the per-format walkers (JPEG segments, PNG chunks, WebP
 /// chunks, GIF extensions) without decoding pixels.
 struct EmbeddedMetadata {

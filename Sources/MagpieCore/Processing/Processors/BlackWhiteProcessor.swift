@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Greyscale: every pixel becomes its Rec. 709 luma (0.2126 R + 0.7152 G + 0.0722 B on the
 /// stored values), alpha kept. Text form: `gray` (or `bw`).
 public struct BlackWhiteProcessor: ImageProcessor {

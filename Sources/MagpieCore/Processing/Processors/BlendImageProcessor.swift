@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// How the image's colour combines with the backdrop's where both are present: the separable
 /// blend modes of the W3C Compositing and Blending spec. `B(Cb, Cs)` below is the result for
 /// backdrop colour Cb and image colour Cs, channels in 0...1.

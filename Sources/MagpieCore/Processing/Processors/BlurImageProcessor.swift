@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Gaussian blur whose standard deviation is `blurRadius` pixels (the meaning of Pillow's
 /// `GaussianBlur(radius)`). Text form: `blur:R`.
 ///

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// How a border looks.
 public struct Border: Sendable, Hashable {
     /// The line colour.

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Adds a fixed amount to each colour channel (thumbor's `rgb`): red, green and blue each move by their own offset in
 /// 8-bit steps, clamped to 0...255; alpha is kept. Text form: `offset:R:G:B`, for example `offset:51:0:-25`.
 public struct ChannelOffsetProcessor: ImageProcessor {

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// A convolution with a small kernel (thumbor's `convolution`): each output pixel is the sum of its neighbours times
 /// the kernel's weights (pixels beyond the edges repeat the edge pixel), truncated toward zero and clamped to 0...255.
 /// With ``normalize`` the weights are divided by their sum first (unless it is 0). Alpha is convolved too when the

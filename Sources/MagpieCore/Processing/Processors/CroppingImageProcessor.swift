@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Where a crop rectangle sits: a point given as fractions of the width and height
 /// (0 is the left or top edge, 1 the right or bottom edge).
 public struct CropAnchor: Sendable, Hashable {

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Makes a thumbnail that fits inside `size`, never enlarging.
 ///
 /// Given data, it decodes at reduced resolution (JPEG DCT scaling, WebP scaled decode), which

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Places images on a larger canvas, as imgproxy's `extend` does: each side grows to the target's (a target side of 0,
 /// or one smaller than the image's, keeps the image's), the image sits where its ``Gravity`` says, and the new area is
 /// ``background`` (transparent by default, so a later flatten or the encoder decides its colour). Text form:

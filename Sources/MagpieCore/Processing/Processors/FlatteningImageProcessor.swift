@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Composites images onto a solid ``background`` (imgproxy's `background`, with `background_alpha` as the colour's
 /// alpha): translucent pixels are mixed with the colour by their alpha ("source over"), so an opaque background makes
 /// every pixel opaque and a translucent one leaves a translucent canvas. Opaque images are returned unchanged. Text

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Which way an image is mirrored.
 public enum FlipDirection: String, Sendable {
     /// Left and right swap.

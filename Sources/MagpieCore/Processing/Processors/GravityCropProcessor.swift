@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Cuts a rectangle of ``size`` out of images, placed by a ``Gravity``: a compass anchor with offsets, a focus point,
 /// or the most interesting part (``Gravity/Kind/smart``: ``SmartCropping``, through the ``detector`` when there is one).
 /// A size larger than the image is clamped to it. Text form: `gcrop:WxH:GRAVITY`.

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Histogram equalisation per colour channel (thumbor's `equalize`): each of red, green and blue is remapped through
 /// its own cumulative histogram, `(cdf(v) − cdf_min) / (pixels − cdf_min) × 255` truncated, so its values spread over
 /// 0...255 about evenly; alpha is kept, and a channel holding a single value is left as it is. Each frame is

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Grain (thumbor's `noise`): every pixel gets one random amount in `−amount/2 ..< amount − amount/2` added to its
 /// red, green and blue alike (so the noise is grey), clamped to 0...255; alpha is kept.
 ///

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Mixes a colour into the image where the image is: colour becomes
 /// `image × fraction + overlay × (1 − fraction)`, alpha kept (1 is the original, 0 all overlay
 /// colour). An overlay with alpha below 255 weighs proportionally less.

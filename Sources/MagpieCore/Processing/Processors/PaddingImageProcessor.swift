@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Space around a box, CSS's order: top, right, bottom, left.
 public struct EdgeInsets: Sendable, Hashable {
     /// Pixels above.

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Turns images into blocks of ``size`` × ``size`` pixels, each the alpha-weighted average of the pixels it covers
 /// (imgproxy's `pixelate`; blocks at the right and bottom edges are as wide as the image leaves them). A size of 1 or
 /// less leaves the image unchanged; one larger than the image's longer side is limited to it. Text form: `pixelate:N`.

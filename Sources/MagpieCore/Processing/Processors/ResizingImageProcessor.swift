@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// How an image is sized relative to a reference size.
 public enum ContentMode: String, Sendable {
     /// Stretch to exactly the reference size, ignoring the aspect ratio.

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Rotates images clockwise by a multiple of 90 degrees (lossless; width and height swap for
 /// 90 and 270). Text form: `rotate:90|180|270` (`rotate:0` leaves images unchanged).
 public struct RotationImageProcessor: ImageProcessor {

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// The radius of rounded corners: in pixels or as a fraction of the image's width or height.
 public enum CornerRadius: Sendable, Hashable {
     /// A radius in pixels (text form `R`, for example `round:12`).

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Sharpens images with an unsharp mask on lightness, in the manner of libvips's `sharpen` (which imgproxy's `sharpen`
 /// runs): the difference between a pixel's lightness (0...100) and a Gaussian blur of it with standard deviation
 /// ``sigma`` is left alone below 2 (flat areas: no noise boost), tripled above, capped at +10 and −20, and added back to

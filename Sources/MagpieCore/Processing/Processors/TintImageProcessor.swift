@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Paints `tint` over the image at the tint's alpha, only where the image is (source-atop):
 /// colour becomes `tint × a + colour × (1 − a)` with `a` the tint's alpha, and the image's
 /// alpha is kept. Text form: `tint:RRGGBBAA`.

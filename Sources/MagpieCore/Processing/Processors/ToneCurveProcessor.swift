@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Tone curves, as in photo editors' Curves tool and thumbor's `curve`: each curve is a natural cubic spline through
 /// control points (input → output, both 0...255), flat before its first point and after its last. The red, green and
 /// blue curves are applied first, each to its channel, then the curve for all channels; alpha is kept. An empty curve

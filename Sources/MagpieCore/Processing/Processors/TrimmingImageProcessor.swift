@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Cuts away a uniform border (imgproxy's `trim`, libvips's `find_trim`): pixels whose 3×3 median differs from the
 /// background colour by more than ``threshold`` on some channel are content, and the image is cropped to their
 /// bounding box. Translucent pixels are first flattened onto magenta (`#FF00FF`), as imgproxy does, so a transparent

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Draws a watermark image over images (imgproxy's `watermark`): at a ``Gravity`` with offsets, or repeated over the
 /// whole image with gaps between the copies, at an ``opacity``, optionally scaled to a fraction of the image's size
 /// (fitted inside `scale × width` by `scale × height`, enlarging when needed). Where it is placed it may hang over the
