@@ -10,6 +10,7 @@
 // Every cache holds the same 1,000 small images and every lookup hits. A batch is N lookups
 // per thread over the keys in a shuffled order; the median batch is reported. With 2 threads,
 // ns/op is the wall time of one thread's lookup (both run at once) and ops/s is the total.
+// Its main stays synchronous (async work through runBlocking) so that callgrind can count its instructions.
 import Dispatch
 import Foundation
 import Magpie
@@ -163,7 +164,7 @@ func leftPad(_ text: String, _ width: Int) -> String {
 if arguments.contains("--disk-hit-only") {
     let part = arguments.firstIndex(of: "--disk-part").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
     do {
-        try await runPinnedDiskHitCell(batches: batches, part: part)
+        try runBlocking { try await runPinnedDiskHitCell(batches: batches, part: part) }
     } catch {
         FileHandle.standardError.write(Data("magpie-cache-bench: disk hit cell failed: \(error)\n".utf8))
         exit(1)
@@ -172,7 +173,7 @@ if arguments.contains("--disk-hit-only") {
 }
 if arguments.contains("--manager-only") {
     let part = arguments.firstIndex(of: "--manager-part").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
-    await runPinnedManagerCell(batches: batches, part: part)
+    runBlocking { await runPinnedManagerCell(batches: batches, part: part) }
     exit(0)
 }
 print("magpie-cache-bench: \(entryCount) entries, \(opsPerBatch) hits per thread per batch, median of \(batches) batches")
@@ -211,12 +212,12 @@ for row in [storeRow, storeBaseline] {
             + leftPad(format(row.nsPerOp / storeBaseline.nsPerOp, decimals: 2) + "x", 13))
 }
 print()
-await runManagerBenchmark(batches: batches)
+runBlocking { await runManagerBenchmark(batches: batches) }
 print("checksum \(sink.load(ordering: .relaxed)), entries \(storage.count), statistics \(storage.statistics)")
 if diskEntries > 0 {
     do {
         try runDiskBenchmarks(entries: diskEntries)
-        try await runImageCacheBenchmark(rounds: 200)
+        try runBlocking { try await runImageCacheBenchmark(rounds: 200) }
     } catch {
         print("disk benchmark failed: \(error)")
     }
