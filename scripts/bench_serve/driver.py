@@ -1040,7 +1040,7 @@ http {{
         # apart while jemalloc's live heap stayed at 34-39 MiB. So the soak compares the median of the minute that
         # starts at 1:00 with the median of the last minute, not two instants.
         window = min(60.0, seconds / 4)
-        reference = min(60.0, seconds / 4)
+        reference = window  # the first window starts one window in: the minute from 1:00 in a full soak
 
         def around(start, timeline=timeline, width=window):
             samples = [rss for t, rss in timeline if start <= t < start + width]
