@@ -39,7 +39,8 @@ SECTION_TITLES = {
 # and W1 P3's targets and part 5's, so it has no rows of its own.
 TARGETS = [
     # The library rows marked "pinned" are scripts/bench-library's (wave 3 part 4): one core, alternated pairs, judged
-    # on CPU time per item (the download and the hit rate on wall time); "noisy" when the pairs disagree by 10 %.
+    # on CPU time per item (the download and the hit rate on wall time); "noisy" when the pairs disagree by 10 %
+    # (magpie_scripts.pairs: two more pairs when the first disagree, the ends left out from five pairs on).
     ('p1-jpeg-thumb', 'W1 P1', '13–15 MP baseline JPEG → 256 px JPEG: time ≤ 0.8× Pillow (pinned, CPU per item)',
      'scripts/bench-library did not run its thumb row, or Pillow missing'),
     ('p1-jpeg-thumb-rss', 'W1 P1', 'the same thumbnail: peak RSS ≤ 25 MB', 'no 13–15 MP baseline JPEG among the inputs'),
@@ -75,7 +76,7 @@ TARGETS = [
     ('w2p4-resume', 'W2 P4', 'a resumed download transfers only the missing bytes (origin byte count)', 'magpie-http-bench did not run'),
     ('w2p4-swr', 'W2 P4', 'stale-while-revalidate answers before the slow origin does', 'magpie-http-bench did not run'),
     # Wave 3 part 4: the serve cells pinned (server alone on one core, wrk and the origin on the other) and run as
-    # alternated pairs; a verdict only when the pairs agree within 10 %, "noisy" otherwise.
+    # alternated pairs; a verdict only when the pairs agree within 10 % (as above), "noisy" otherwise.
     ('w3p4-cold-jpeg', 'W3 P4', 'magpie serve, cold JPEG (a new 2K source per request → 512 px), per core: req/s ≥ 2× thumbor',
      'scripts/bench-serve did not run (--skip-serve), or thumbor missing'),
     ('w3p4-cold-webp-avif', 'W3 P4', 'magpie serve, cold WebP and AVIF, per core: req/s ≥ 1.3× thumbor',

@@ -248,10 +248,20 @@ rows.append(
 // The sRGB row compares a decode that may use the second core with one that uses one, so it is taken as alternated
 // pairs of worker processes (plain then converting, the first side swapping pair to pair), one ratio a pair, judged
 // like scripts/magpie_scripts/pairs.py judges the pinned rows: the median ratio, and "noisy" when the pairs spread by
-// 10 % of it or more. A pair during which other processes (or stolen time) took 5 % of a core or more measured the
-// neighbour: it is set aside and measured again, at most twice, the last attempt standing.
+// 10 % of it or more; when the first pairs do, two more are measured, and from five pairs on the spread leaves out the
+// highest and the lowest ratio. A pair during which other processes (or stolen time) took 5 % of a core or more measured
+// the neighbour: it is set aside and measured again, at most twice, the last attempt standing.
 let srgbPairCount = 5
-let noisySpread = 0.10, disturbedPercent = 5.0, remeasures = 2
+let noisySpread = 0.10, disturbedPercent = 5.0, remeasures = 2, extraPairs = 2, trimFrom = 5
+
+/// (largest − smallest) / median of the ratios, from `trimFrom` of them on without the highest and the lowest; nil
+/// from fewer than two.
+func judgedSpread(_ ratios: [Double]) -> Double? {
+    let sorted = ratios.sorted()
+    let judged = sorted.count >= trimFrom ? Array(sorted.dropFirst().dropLast()) : sorted
+    guard judged.count >= 2, let low = judged.first, let high = judged.last else { return nil }
+    return (high - low) / median(judged)
+}
 
 /// One alternated pair of the sRGB row.
 struct SRGBPair {
@@ -279,18 +289,24 @@ func measureSRGBPair(plainFirst: Bool) -> SRGBPair {
 }
 
 var srgbPairs: [SRGBPair] = [], srgbSetAside: [SRGBPair] = []
-for index in 0..<srgbPairCount {
-    var pair = measureSRGBPair(plainFirst: index % 2 == 0)
-    for _ in 0..<remeasures where (pair.other ?? 0) >= disturbedPercent && pair.ratio != nil {
-        srgbSetAside.append(pair)
-        pair = measureSRGBPair(plainFirst: index % 2 == 0)
+@MainActor
+func measureSRGBPairs(_ indices: Range<Int>) {
+    for index in indices {
+        var pair = measureSRGBPair(plainFirst: index % 2 == 0)
+        for _ in 0..<remeasures where (pair.other ?? 0) >= disturbedPercent && pair.ratio != nil {
+            srgbSetAside.append(pair)
+            pair = measureSRGBPair(plainFirst: index % 2 == 0)
+        }
+        srgbPairs.append(pair)
     }
-    srgbPairs.append(pair)
 }
+measureSRGBPairs(0..<srgbPairCount)
+let srgbExtended = srgbPairs.allSatisfy { $0.ratio != nil } && (judgedSpread(srgbPairs.compactMap(\.ratio)) ?? 0) >= noisySpread
+if srgbExtended { measureSRGBPairs(srgbPairCount..<(srgbPairCount + extraPairs)) }
 /// The pair whose ratio is the median, or the first that was not measured.
 let srgbMiddle: SRGBPair = srgbPairs.first { $0.ratio == nil } ?? srgbPairs.sorted { $0.ratio! < $1.ratio! }[srgbPairs.count / 2]
 let srgbRatios = srgbPairs.compactMap(\.ratio)
-let srgbSpread: Double? = srgbRatios.count >= 2 ? (srgbRatios.max()! - srgbRatios.min()!) / median(srgbRatios) : nil
+let srgbSpread: Double? = judgedSpread(srgbRatios)
 
 @MainActor
 func version(_ executable: String?, _ arguments: [String]) -> String {
@@ -338,9 +354,11 @@ print("### Cost of converting to sRGB")
 print()
 print("Magpie alone, the same file: a plain decode (`.asStored`, the pixels as stored, profile attached) against a decode with "
     + "`options.colorSpace = .sRGB` (the pixels converted from the embedded Display P3 profile through lcms2, beside the decode on a "
-    + "second thread): \(srgbPairCount) alternated pairs of worker processes, each the median of \(runs) decodes, the pair with the "
-    + "median ratio shown. A verdict only when the pairs agree within \(Int(noisySpread * 100)) % of their median; a pair during "
-    + "which other processes took \(Int(disturbedPercent)) % of a core or more is measured again (at most \(remeasures) times).")
+    + "second thread): \(srgbPairs.count) alternated pairs of worker processes, each the median of \(runs) decodes, the pair with the "
+    + "median ratio shown. A verdict only when the pairs agree within \(Int(noisySpread * 100)) % of their median (from "
+    + "\(trimFrom) pairs on without the highest and the lowest ratio; \(extraPairs) more pairs when the first \(srgbPairCount) "
+    + "disagree\(srgbExtended ? ", as they did in this run" : "")); a pair during which other processes took "
+    + "\(Int(disturbedPercent)) % of a core or more is measured again (at most \(remeasures) times).")
 print()
 print("| input | decode | decode + sRGB | added (median pair) | pairs: added | spread | other processes (most) | target | verdict |")
 print("|---|---:|---:|---:|---|---:|---:|---|---|")

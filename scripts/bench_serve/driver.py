@@ -33,7 +33,8 @@ import bench_log  # beside this file: rows for scripts/bench's targets table and
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/: magpie_scripts
 from magpie_scripts.commands import pinned  # noqa: E402
 from magpie_scripts.signing import Signer  # noqa: E402
-from magpie_scripts.pairs import DISTURBED, IO_STALLED, NOISY, REMEASURES, spread, verdict  # noqa: E402
+from magpie_scripts.pairs import (DISTURBED, EXTRA_PAIRS, IO_STALLED, REMEASURES, RULE,  # noqa: E402
+                                  extra_pairs, spread, spread_text, verdict)
 from magpie_scripts.procs import cpu_seconds, io_stall_seconds, process_tree  # noqa: E402
 
 FORMATS = {  # name: (magpie format option, thumbor format filter, file extension, magic test)
@@ -355,6 +356,7 @@ class Bench:
         self.notes = []
         self.results = {}  # (fmt, mode, server) -> [WrkResult]
         self.set_aside = []  # (fmt, mode, run, [(server, WrkResult)]): pairs measured again, see DISTURBED
+        self.extended = []  # the cells whose first pairs spread by NOISY or more: each measured EXTRA_PAIRS more
         self.floor = {}  # fmt -> images/s
         self.serial = 0
         self.images = sorted(f for f in os.listdir(args.images) if f.lower().endswith((".jpg", ".jpeg")))
@@ -682,6 +684,22 @@ http {{
                 f"stalled {stalled:.1f} s, measuring it again")
         return results
 
+    def alternated_pairs(self, mode, peer, one_pair):
+        """--runs pairs of each format's cell in `mode` (one_pair(run, fmt)), formats by turns; then, for each cell
+        whose pairs spread by NOISY or more on its judged ratio, EXTRA_PAIRS more (magpie_scripts.pairs)."""
+        for run in range(self.args.runs):
+            for fmt in self.formats:
+                one_pair(run, fmt)
+        for fmt in self.formats:
+            row = self.cell_verdict(fmt, mode, peer)
+            more = extra_pairs(row["pair_ratios"]) if row else 0
+            if more:
+                say(f"{mode} {fmt}: the first {row['pairs']} pairs spread by {spread_text(spread(row['pair_ratios']))}, "
+                    f"measuring {more} more")
+                self.extended.append(f"{mode} {LABEL[fmt]}")
+            for run in range(self.args.runs, self.args.runs + more):
+                one_pair(run, fmt)
+
     # --- libvips floor
 
     def side_seconds(self):
@@ -832,16 +850,17 @@ http {{
         warm_up = self.warm_up_seconds()
         self.warm_up("cold", [(fmt, name, server, base, self.cold_paths(f"warm-up-{name}-{fmt}", fmt, make, warm_up))
                               for fmt, name, server, base, make in cold_cells])
-        for run in range(a.runs):
-            for fmt in self.formats:
-                sides = [(name, server, base,
-                          lambda attempt, part, name=name, make=make, fmt=fmt, run=run:
-                          [self.cold_paths(f"cold-{name}-{fmt}-{run}-{attempt}-{part}", fmt, make,
-                                           self.slicing("cold")[1])])
-                         for f, name, server, base, make in cold_cells if f == fmt]
-                for name, result in self.pair(fmt, "cold", run, sides, True):
-                    if name == "magpie":
-                        self.cold_rate_hint = max(self.cold_rate_hint, result.rps)
+
+        def cold_pair(run, fmt):
+            sides = [(name, server, base,
+                      lambda attempt, part, name=name, make=make, fmt=fmt, run=run:
+                      [self.cold_paths(f"cold-{name}-{fmt}-{run}-{attempt}-{part}", fmt, make,
+                                       self.slicing("cold")[1])])
+                     for f, name, server, base, make in cold_cells if f == fmt]
+            for name, result in self.pair(fmt, "cold", run, sides, True):
+                if name == "magpie":
+                    self.cold_rate_hint = max(self.cold_rate_hint, result.rps)
+        self.alternated_pairs("cold", "thumbor", cold_pair)
         # Cached: every image once per format (the warm-up pass, whose answers nginx then serves as files), then
         # the same URLs again and again, magpie and nginx alternating. Without magpie (--peers-only) nginx serves
         # thumbor's answers instead, so that its cells still run.
@@ -884,12 +903,13 @@ http {{
                                 for name, server, base in (("magpie", magpie, self.magpie_url),
                                                            ("nginx", static, self.static_url))
                                 if server and (name, fmt) in cached])
-        for run in range(a.runs):
-            for fmt in self.formats:
-                self.pair(fmt, "cached", run, [(name, server, base, lambda attempt, part, files=[cached[(name, fmt)]]: files)
-                                               for name, server, base in (("magpie", magpie, self.magpie_url),
-                                                                          ("nginx", static, self.static_url))
-                                               if server and (name, fmt) in cached], False)
+
+        def cached_pair(run, fmt):
+            self.pair(fmt, "cached", run, [(name, server, base, lambda attempt, part, files=[cached[(name, fmt)]]: files)
+                                           for name, server, base in (("magpie", magpie, self.magpie_url),
+                                                                      ("nginx", static, self.static_url))
+                                           if server and (name, fmt) in cached], False)
+        self.alternated_pairs("cached", "nginx", cached_pair)
         if static:
             self.stop(static)
         if magpie:
@@ -1198,8 +1218,9 @@ http {{
         w("Each pair's ratio, in run order (cold: req/s; cached: CPU per answer): " + "; ".join(
             f"{mode} {LABEL[fmt]} " + ", ".join(f"{r:.2f}" for r in row["pair_ratios"])
             for mode, peer in (("cold", "thumbor"), ("cached", "nginx")) for fmt in self.formats
-            for row in [self.cell_verdict(fmt, mode, peer)] if row) + f". A verdict needs the pairs within "
-          f"{NOISY * 100:.0f} % of their median; otherwise it reads noisy.")
+            for row in [self.cell_verdict(fmt, mode, peer)] if row) + f". {RULE[0].upper()}{RULE[1:]}. "
+          + (f"Cells that measured {EXTRA_PAIRS} more pairs in this run: {', '.join(self.extended)}."
+             if self.extended else "No cell needed more pairs in this run."))
         w("")
         w(self.set_aside_text())
         w("")

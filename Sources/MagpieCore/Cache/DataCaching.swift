@@ -24,6 +24,21 @@ public protocol DataCaching: AnyObject, Sendable {
     ///   - extendingExpiration: What this read does to the entry's expiry; nil for the backend's default.
     func cachedEntry(forKey key: String, extendingExpiration: ExpirationExtending?) async throws -> DataCacheEntry?
 
+    /// The entry under `key` (as ``cachedEntry(forKey:extendingExpiration:)`` reads it) turned into a value by
+    /// `transform`, which runs as a job of `executor`; nil when there is no entry. A backend whose reads already run
+    /// on that executor reads and transforms in one job: a disk hit's read and decode then cost one hand-over
+    /// between threads, not two.
+    ///
+    /// - Parameters:
+    ///   - key: The entry's key.
+    ///   - extendingExpiration: What this read does to the entry's expiry; nil for the backend's default.
+    ///   - executor: Where `transform` runs.
+    ///   - transform: Blocking work on the entry (a decode).
+    func cachedEntry<T: Sendable>(
+        forKey key: String, extendingExpiration: ExpirationExtending?, transformedOn executor: BoundedExecutor,
+        _ transform: @escaping @Sendable (DataCacheEntry) throws -> T
+    ) async throws -> T?
+
     /// What is known about the entry under `key`, without reading its bytes; nil when there is none or it expired.
     ///
     /// - Parameter key: The entry's key.
@@ -77,6 +92,15 @@ public protocol DataCaching: AnyObject, Sendable {
 extension DataCaching {
     /// Nothing to write: a backend whose calls are durable when they return.
     public func flush() async throws {}
+
+    /// Reads the entry, then runs `transform` as a job of `executor`: two jobs, for a backend that reads elsewhere.
+    public func cachedEntry<T: Sendable>(
+        forKey key: String, extendingExpiration: ExpirationExtending?, transformedOn executor: BoundedExecutor,
+        _ transform: @escaping @Sendable (DataCacheEntry) throws -> T
+    ) async throws -> T? {
+        guard let entry = try await cachedEntry(forKey: key, extendingExpiration: extendingExpiration) else { return nil }
+        return try await executor.run { _ in try transform(entry) }
+    }
 }
 
 /// One entry of a ``DataCaching`` backend: its bytes and what is known about them.

@@ -20,6 +20,25 @@ extension DiskStorage: DataCaching {
         }
     }
 
+    /// ``entry(forKey:extendingExpiration:)`` and `transform` in one job of the I/O executor when `executor` is that
+    /// executor (a disk hit read and decoded with one hand-over between threads), else the read there and `transform`
+    /// as a job of `executor`. Errors `transform` throws reach the caller as they are.
+    public func cachedEntry<T: Sendable>(
+        forKey key: String, extendingExpiration: ExpirationExtending?, transformedOn executor: BoundedExecutor,
+        _ transform: @escaping @Sendable (DataCacheEntry) throws -> T
+    ) async throws -> T? {
+        guard executor === config.ioExecutor else {
+            guard let entry = try await cachedEntry(forKey: key, extendingExpiration: extendingExpiration) else { return nil }
+            return try await executor.run { _ in try transform(entry) }
+        }
+        let transformed: Result<T, any Error>? = try await onIOExecutor {
+            guard let (data, metadata) = try self.entry(forKey: key, extendingExpiration: extendingExpiration) else { return nil }
+            // The transform's own errors pass around onIOExecutor's mapping, which would call them read failures.
+            return Result { try transform(DataCacheEntry(data: data, metadata: metadata.dataCacheMetadata)) }
+        }
+        return try transformed?.get()
+    }
+
     /// ``metadata(forKey:)`` on the I/O executor.
     public func cachedMetadata(forKey key: String) async throws -> DataCacheMetadata? {
         try await onIOExecutor { try self.metadata(forKey: key)?.dataCacheMetadata }

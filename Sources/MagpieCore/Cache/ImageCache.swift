@@ -409,9 +409,9 @@ public final class ImageCache: Sendable {
     private func decodeFromDisk(_ computed: String, options: ImageCacheRetrievalOptions) async throws -> Image? {
         do {
             await waitForWrites(toKey: computed)
-            guard let entry = try await dataCache?.cachedEntry(forKey: computed, extendingExpiration: options.diskAccessExtending)
-            else { return nil }
-            return try await codingExecutor.run { _ in try options.cacheSerializer.image(with: entry.data, options: options.decodingOptions) }
+            return try await dataCache?.cachedEntry(
+                forKey: computed, extendingExpiration: options.diskAccessExtending, transformedOn: codingExecutor
+            ) { entry in try options.cacheSerializer.image(with: entry.data, options: options.decodingOptions) }
         } catch is CancellationError {
             // Every caller left: nothing is wrong with the entry.
             throw CancellationError()

@@ -37,6 +37,7 @@ public final class BoundedExecutor: Sendable {
         var jobs: [UInt64: Job] = [:]
         var nextID: UInt64 = 0
         var peakRunning = 0
+        var started = 0
     }
 
     /// The name, for logs and thread labels.
@@ -61,6 +62,8 @@ public final class BoundedExecutor: Sendable {
     public var queuedCount: Int { state.withLock { $0.jobs.count } }
     /// The most jobs that ran at once since the executor was made.
     public var peakRunningCount: Int { state.withLock { $0.peakRunning } }
+    /// Jobs started since the executor was made (each a hand-over to a Dispatch thread, or a slot taken).
+    public var startedCount: Int { state.withLock { $0.started } }
 
     /// Runs `body` on a Dispatch thread once a slot is free, and returns its result.
     ///
@@ -128,6 +131,7 @@ public final class BoundedExecutor: Sendable {
             if Task.isCancelled { return nil }
             if state.running < width {
                 state.running += 1
+                state.started += 1
                 state.peakRunning = max(state.peakRunning, state.running)
                 return true
             }
@@ -154,7 +158,10 @@ public final class BoundedExecutor: Sendable {
     private func finished() {
         let next = state.withLock { state -> (Job, TaskPriority)? in
             while let ticket = state.queue.popMax() {
-                if let job = state.jobs.removeValue(forKey: ticket.id) { return (job, TaskPriority(rawValue: ticket.priority)) }
+                if let job = state.jobs.removeValue(forKey: ticket.id) {
+                    state.started += 1
+                    return (job, TaskPriority(rawValue: ticket.priority))
+                }
             }
             state.running -= 1
             return nil

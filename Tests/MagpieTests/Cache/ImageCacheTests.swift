@@ -82,6 +82,37 @@ struct ImageCacheTests {
         #expect(serializer.decodes.load(ordering: .relaxed) == 1)
     }
 
+    @Test func aDiskHitReadsAndDecodesInOneJobWhenTheCacheDecodesOnItsStoragesExecutor() async throws {
+        let folder = try TemporaryFolder(); defer { folder.cleanUp() }
+        let io = BoundedExecutor(name: "test.io", width: 2), coding = BoundedExecutor(name: "test.coding", width: 2)
+        let disk = try DiskStorage(config: .init(name: "jobs", directory: folder.url, ioExecutor: io))
+        let shared = ImageCache(name: "jobs", memoryCache: nil, dataCache: disk, codingExecutor: io)
+        let separate = ImageCache(name: "jobs", memoryCache: nil, dataCache: disk, codingExecutor: coding)
+        let source = try image()
+        await shared.store(source, forKey: "photo")
+        let (ioBefore, codingBefore) = (io.startedCount, coding.startedCount)
+        let first = try await shared.retrieveImage(forKey: "photo")
+        #expect(first.cacheType == .disk && first.image?.pixels == source.pixels)
+        #expect(io.startedCount - ioBefore == 1, "the read and the decode share one job of the storage's executor")
+        let second = try await separate.retrieveImage(forKey: "photo")
+        #expect(second.cacheType == .disk && second.image?.pixels == source.pixels)
+        #expect(io.startedCount - ioBefore == 2 && coding.startedCount - codingBefore == 1,
+                "with its own coding executor, the cache decodes there after the storage's read")
+    }
+
+    @Test func aDecodeThatFailsInTheReadingJobIsADecodingErrorNotAReadError() async throws {
+        let folder = try TemporaryFolder(); defer { folder.cleanUp() }
+        let disk = try DiskStorage(config: .init(name: "bad", directory: folder.url))
+        let cache = ImageCache(name: "bad", memoryCache: nil, dataCache: disk, codingExecutor: disk.config.ioExecutor)
+        try await disk.storeData(Data("not an image".utf8), forKey: "junk", expiration: nil, validators: .init())
+        await #expect {
+            _ = try await cache.retrieveImage(forKey: "junk")
+        } throws: { error in
+            guard case .decodingFailed? = error as? MagpieError else { return false }
+            return true
+        }
+    }
+
     @Test func diskHitsHonourDecodingOptions() async throws {
         let folder = try TemporaryFolder(); defer { folder.cleanUp() }
         let cache = try await cacheHoldingPhotoOnDisk(folder)
