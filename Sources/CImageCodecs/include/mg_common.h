@@ -79,6 +79,9 @@ mg_buffer mg_buffer_copy(const uint8_t *bytes, size_t length);
 
 void mg_free(void *pointer);
 
+/// The CPUs this process may run on (its affinity mask, as taskset or a cpuset sets it); 0 when unknown.
+int mg_usable_cpu_count(void);
+
 /// Inflates a zlib stream (PNG iCCP, zTXt) into a malloc'd buffer of at most `max_output` bytes.
 int mg_zlib_inflate(const uint8_t *data, size_t length, size_t max_output, mg_buffer *out, mg_error *err);
 

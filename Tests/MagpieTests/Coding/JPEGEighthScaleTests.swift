@@ -25,6 +25,19 @@ struct JPEGEighthScaleTests {
         #expect(decode(data, .twoThreads) == reference)
     }
 
+    /// Pinned to one core (taskset, a cpuset), a second decoding thread only takes turns with the first: the decoders
+    /// ask the process's affinity mask, which the kernel also reports as Cpus_allowed_list.
+    @Test func theSecondThreadIsUsedOnlyWhenTheAffinityMaskAllowsTwoCores() throws {
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let list = try #require(status.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed_list:") })
+        let allowed = list.dropFirst("Cpus_allowed_list:".count).split(separator: ",").reduce(0) { count, range in
+            let bounds = range.trimmingCharacters(in: .whitespaces).split(separator: "-").compactMap { Int($0) }
+            return count + (bounds.count == 2 ? bounds[1] - bounds[0] + 1 : 1)
+        }
+        #expect(Int(mg_usable_cpu_count()) == allowed)
+        #expect((JPEGCoder.decodeFlags & Int32(MG_JPEG_TWO_THREADS) != 0) == (allowed > 1))
+    }
+
     @Test func twoThreadsSplitTheScanOfALargeFile() throws {
         let data = try noisyPhoto()
         let before = mg_jpeg_eighth_split_count()
