@@ -98,6 +98,14 @@ extension DataCaching {
         forKey key: String, extendingExpiration: ExpirationExtending?, transformedOn executor: BoundedExecutor,
         _ transform: @escaping @Sendable (DataCacheEntry) throws -> T
     ) async throws -> T? {
+        try await readThenTransform(forKey: key, extendingExpiration: extendingExpiration, on: executor, transform)
+    }
+
+    /// The two-job form: ``cachedEntry(forKey:extendingExpiration:)``, then `transform` as a job of `executor`.
+    package func readThenTransform<T: Sendable>(
+        forKey key: String, extendingExpiration: ExpirationExtending?, on executor: BoundedExecutor,
+        _ transform: @escaping @Sendable (DataCacheEntry) throws -> T
+    ) async throws -> T? {
         guard let entry = try await cachedEntry(forKey: key, extendingExpiration: extendingExpiration) else { return nil }
         return try await executor.run { _ in try transform(entry) }
     }

@@ -28,8 +28,7 @@ extension DiskStorage: DataCaching {
         _ transform: @escaping @Sendable (DataCacheEntry) throws -> T
     ) async throws -> T? {
         guard executor === config.ioExecutor else {
-            guard let entry = try await cachedEntry(forKey: key, extendingExpiration: extendingExpiration) else { return nil }
-            return try await executor.run { _ in try transform(entry) }
+            return try await readThenTransform(forKey: key, extendingExpiration: extendingExpiration, on: executor, transform)
         }
         let transformed: Result<T, any Error>? = try await onIOExecutor {
             guard let (data, metadata) = try self.entry(forKey: key, extendingExpiration: extendingExpiration) else { return nil }
